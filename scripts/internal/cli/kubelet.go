@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/checksums"
+)
+
+type kubeletFlags struct {
+	release   string
+	variant   string
+	sourceZip string
+}
+
+func newKubeletCmd(s Streams, g *globals) *cobra.Command {
+	f := &kubeletFlags{}
+	cmd := &cobra.Command{
+		Use:   "kubelet",
+		Short: "Build the kubelet of a pinned release (fetch, restore, patch, compile, checksum)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			_, err := buildKubelet(ctx, s, g, f)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&f.release, "release", "", "release to build, e.g. 1.9.11")
+	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	cmd.Flags().StringVar(&f.sourceZip, "source-zip", "", "use this k8s.io/kubernetes module zip instead of downloading it (must hash to the pinned sum)")
+	return cmd
+}
+
+func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (*build.Result, error) {
+	m, r, err := g.release(f.release)
+	if err != nil {
+		return nil, err
+	}
+	v, err := parseVariant(f.variant)
+	if err != nil {
+		return nil, err
+	}
+	zip := f.sourceZip
+	if zip != "" {
+		if zip, err = filepath.Abs(zip); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	res, err := build.Run(ctx, build.Options{Matrix: m, Release: r, Variant: v, SourceZip: zip, Log: s.Err})
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(m.Root, res.Binary)
+	if res.UpToDate {
+		fmt.Fprintf(s.Err, "%s is up to date (sha256 %s)\n", rel, res.SHA256)
+	} else {
+		fmt.Fprintf(s.Err, "built %s (%s, %s)\n  sha256 %s\n  stages:", rel, r.GitVersion(v), time.Since(start).Round(100*time.Millisecond), res.SHA256)
+		for _, t := range res.Stages {
+			fmt.Fprintf(s.Err, " %s %s", t.Stage, t.Duration)
+		}
+		fmt.Fprintln(s.Err)
+	}
+	want, err := checksums.Load(filepath.Join(m.Root, "CHECKSUMS"))
+	if err != nil {
+		return nil, err
+	}
+	key := checksums.Key(r.Release, string(v))
+	switch exp, ok := want[key]; {
+	case !ok:
+		fmt.Fprintf(s.Err, "note: CHECKSUMS has no entry for %s (make update-checksums records it)\n", key)
+	case exp != res.SHA256:
+		fmt.Fprintf(s.Err, "WARNING: %s differs from CHECKSUMS\n  expected %s\n  actual   %s\n  (make verify-checksums fails on this)\n", key, exp, res.SHA256)
+	}
+	return res, nil
+}

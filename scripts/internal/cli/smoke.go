@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/smoke"
+)
+
+func newSmokeCmd(s Streams, g *globals) *cobra.Command {
+	var release, variant string
+	cmd := &cobra.Command{
+		Use:   "smoke",
+		Short: "Check a built kubelet: its version, and that it starts cAdvisor and dials Docker",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, r, err := g.release(release)
+			if err != nil {
+				return err
+			}
+			v, err := parseVariant(variant)
+			if err != nil {
+				return err
+			}
+			bin := build.PathsFor(m.OutputDir(), r.Release, v).Binary
+			rep, err := smoke.Run(cmd.Context(), bin, r.GitVersion(v), time.Minute)
+			if err != nil {
+				return fmt.Errorf("smoke test of %s: %w", bin, err)
+			}
+			fmt.Fprintf(s.Out, "ok  %s: version %s, cAdvisor started, dialled docker\n", bin, rep.Version)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
+	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
+	return cmd
+}

@@ -1,0 +1,285 @@
+// Package matrix loads and validates versions.yaml, the pinned release
+// matrix that every other step reads from.
+package matrix
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/semver"
+	"sigs.k8s.io/yaml"
+)
+
+// Era says how a tree's dependencies are restored.
+type Era string
+
+const (
+	// EraGodeps trees (<= 1.14) list their dependencies in Godeps/Godeps.json
+	// and build in GOPATH mode.
+	EraGodeps Era = "godeps"
+	// EraModules trees (>= 1.15) have a go.mod and build in module mode.
+	EraModules Era = "modules"
+)
+
+// Variant selects which series a build applies.
+type Variant string
+
+const (
+	// Patched is upstream + build fixes + the production fixes (the default).
+	Patched Variant = "patched"
+	// Vanilla is upstream + build fixes only, for negative controls.
+	Vanilla Variant = "vanilla"
+)
+
+// Variants lists the valid variants in a stable order.
+var Variants = []Variant{Patched, Vanilla}
+
+// Matrix is the parsed versions.yaml.
+type Matrix struct {
+	// Root is the repository root that relative paths are resolved against.
+	Root     string    `json:"-"`
+	File     string    `json:"-"`
+	Releases []Release `json:"releases"`
+}
+
+// Release is one pinned upstream release.
+type Release struct {
+	// Release is the upstream version without the leading v, e.g. 1.9.11.
+	Release string `json:"release"`
+	// ModuleVersion and ModuleSum pin k8s.io/kubernetes as the module proxy
+	// and the checksum database know it.
+	ModuleVersion string `json:"moduleVersion"`
+	ModuleSum     string `json:"moduleSum"`
+	// GitCommit and BuildDate are the official release's, used for version
+	// stamping and as SOURCE_DATE_EPOCH.
+	GitCommit string    `json:"gitCommit"`
+	BuildDate time.Time `json:"buildDate"`
+	Era       Era       `json:"era"`
+	CGO       bool      `json:"cgo"`
+	// Go is the pinned toolchain (GOTOOLCHAIN value), e.g. go1.26.8.
+	Go string `json:"go"`
+	// Lock is the committed dependency lock, relative to the repository root.
+	Lock   string `json:"lock"`
+	Series Series `json:"series"`
+	// PauseImage is the release's default --pod-infra-container-image.
+	PauseImage string `json:"pauseImage"`
+	// StandIn names a release with the same relevant types to use when this
+	// one cannot be downloaded here.
+	StandIn string `json:"standIn,omitempty"`
+	// Note says anything an operator should know about this pin.
+	Note string `json:"note,omitempty"`
+}
+
+// Series names the patch series applied for each variant.
+type Series struct {
+	// Build is applied to every variant: Go-compatibility fixes only.
+	Build string `json:"build"`
+	// Fixes is applied on top of Build for the patched variant.
+	Fixes string `json:"fixes,omitempty"`
+}
+
+// For returns the series applied, in order, for variant v.
+func (s Series) For(v Variant) []string {
+	var out []string
+	if s.Build != "" {
+		out = append(out, s.Build)
+	}
+	if v == Patched && s.Fixes != "" {
+		out = append(out, s.Fixes)
+	}
+	return out
+}
+
+// VersionSuffix is the semver build metadata naming what a build carries:
+// it keeps `kubelet --version` parsing and comparing as the upstream release.
+func (r *Release) VersionSuffix(v Variant) string {
+	s := r.Series.For(v)
+	if len(s) == 0 {
+		return string(v)
+	}
+	return string(v) + "." + s[len(s)-1]
+}
+
+// GitVersion is the stamped version, e.g. v1.9.11+patched.k19-fixes.
+func (r *Release) GitVersion(v Variant) string {
+	return r.ModuleVersion + "+" + r.VersionSuffix(v)
+}
+
+// OutputDir is where trees and binaries are built: <root>/_output.
+func (m *Matrix) OutputDir() string { return filepath.Join(m.Root, "_output") }
+
+// ErrUnknownRelease is returned by Lookup for a release not in the matrix.
+var ErrUnknownRelease = errors.New("unknown release")
+
+// Lookup returns the named release.
+func (m *Matrix) Lookup(release string) (*Release, error) {
+	for i := range m.Releases {
+		if m.Releases[i].Release == release {
+			return &m.Releases[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q: supported releases in %s are %s", ErrUnknownRelease, release, m.File, strings.Join(m.Names(), ", "))
+}
+
+// Names lists the releases in the matrix.
+func (m *Matrix) Names() []string {
+	var out []string
+	for _, r := range m.Releases {
+		out = append(out, r.Release)
+	}
+	return out
+}
+
+// Load reads and strictly validates the matrix file at path. root is the
+// repository root holding patches/, overlay/ and the locks.
+func Load(path, root string) (*Matrix, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading release matrix: %w", err)
+	}
+	return Parse(data, path, root)
+}
+
+// Parse decodes and validates a matrix; file is used in error messages.
+func Parse(data []byte, file, root string) (*Matrix, error) {
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var top struct {
+		Releases []json.RawMessage `json:"releases"`
+	}
+	if err := strictDecode(js, &top); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if len(top.Releases) == 0 {
+		return nil, fmt.Errorf("%s: no releases", file)
+	}
+	m := &Matrix{Root: root, File: file}
+	seen := map[string]bool{}
+	for i, raw := range top.Releases {
+		var r Release
+		if err := strictDecode(raw, &r); err != nil {
+			return nil, fmt.Errorf("%s: release %s: %w", file, nameOf(raw, i), err)
+		}
+		if seen[r.Release] {
+			return nil, fmt.Errorf("%s: release %s: listed twice", file, r.Release)
+		}
+		seen[r.Release] = true
+		if err := r.validate(root); err != nil {
+			return nil, fmt.Errorf("%s: release %s: %w", file, nameOf(raw, i), err)
+		}
+		m.Releases = append(m.Releases, r)
+	}
+	sort.SliceStable(m.Releases, func(i, j int) bool {
+		return semver.Compare(m.Releases[i].ModuleVersion, m.Releases[j].ModuleVersion) < 0
+	})
+	return m, nil
+}
+
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// nameOf names a release entry in errors even when it does not decode.
+func nameOf(raw json.RawMessage, i int) string {
+	var r struct {
+		Release string `json:"release"`
+	}
+	if json.Unmarshal(raw, &r) == nil && r.Release != "" {
+		return r.Release
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+var (
+	commitRE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	toolchainRE = regexp.MustCompile(`^go1\.[0-9]+\.[0-9]+$`)
+	seriesRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+)
+
+// fieldError names the field that failed validation.
+func fieldError(field, format string, args ...any) error {
+	return fmt.Errorf("field %s: %s", field, fmt.Sprintf(format, args...))
+}
+
+func (r *Release) validate(root string) error {
+	v := "v" + r.Release
+	switch {
+	case r.Release == "" || !semver.IsValid(v) || semver.Canonical(v) != v:
+		return fieldError("release", "%q is not a release like 1.9.11", r.Release)
+	case r.ModuleVersion != v:
+		return fieldError("moduleVersion", "%q does not match release %s (want %s)", r.ModuleVersion, r.Release, v)
+	}
+	if err := ValidSum(r.ModuleSum); err != nil {
+		return fieldError("moduleSum", "%v", err)
+	}
+	// Only a release that cannot be fetched here (it names a stand-in) may
+	// lack its commit; it is then not stamped, as version.sh does.
+	if !commitRE.MatchString(r.GitCommit) && (r.GitCommit != "" || r.StandIn == "") {
+		return fieldError("gitCommit", "%q is not a 40-hex commit", r.GitCommit)
+	}
+	if r.BuildDate.IsZero() {
+		return fieldError("buildDate", "missing")
+	}
+	switch r.Era {
+	case EraGodeps, EraModules:
+	default:
+		return fieldError("era", "%q is neither %q nor %q", r.Era, EraGodeps, EraModules)
+	}
+	if !toolchainRE.MatchString(r.Go) {
+		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
+	}
+	if want := "locks/" + r.Release + ".yaml"; r.Lock != want {
+		return fieldError("lock", "%q: locks live at %s", r.Lock, want)
+	}
+	for field, s := range map[string]string{"series.build": r.Series.Build, "series.fixes": r.Series.Fixes} {
+		if s == "" {
+			continue
+		}
+		if !seriesRE.MatchString(s) {
+			return fieldError(field, "%q: series names are lowercase letters, digits and dashes (they end up in semver build metadata)", s)
+		}
+		if !SeriesExists(root, s) {
+			return fieldError(field, "series %q has neither patches/%s nor overlay/%s", s, s, s)
+		}
+	}
+	if r.PauseImage == "" {
+		return fieldError("pauseImage", "missing")
+	}
+	return nil
+}
+
+// SeriesExists reports whether a series has patches or an overlay.
+func SeriesExists(root, series string) bool {
+	for _, d := range []string{"patches", "overlay"} {
+		if fi, err := os.Stat(filepath.Join(root, d, series)); err == nil && fi.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// ValidSum checks the form of an h1: module hash.
+func ValidSum(sum string) error {
+	b64, ok := strings.CutPrefix(sum, "h1:")
+	if !ok {
+		return fmt.Errorf("%q is not an h1: hash", sum)
+	}
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(b) != 32 {
+		return fmt.Errorf("%q is not an h1: hash (base64 of 32 bytes)", sum)
+	}
+	return nil
+}

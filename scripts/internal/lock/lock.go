@@ -38,7 +38,9 @@ type Lock struct {
 type Module struct {
 	Root string `json:"root"`
 	// Rev is the revision Godeps.json names; empty for an Extra module.
-	Rev     string `json:"rev,omitempty"`
+	Rev string `json:"rev,omitempty"`
+	// Comment is the Godeps comment (git describe of Rev), when there is one.
+	Comment string `json:"comment,omitempty"`
 	Module  string `json:"module"`
 	Version string `json:"version"`
 	Sum     string `json:"sum"`
@@ -162,17 +164,19 @@ func (l *Lock) Validate() error {
 func (m Module) ID() string { return m.Module + "@" + m.Version }
 
 // Exact reports whether the module version is the Godeps revision itself:
-// a pseudo-version naming that commit. Tags are exact only when recorded so
-// at lock time (see Resolve), which leaves Substitution empty for them.
+// a pseudo-version naming that commit, or the release tag that the Godeps
+// comment says the revision is.
 func (m Module) Exact() bool {
-	if m.Extra {
-		return false
+	return !m.Extra && isExact(m.Version, m.Rev, m.Comment)
+}
+
+func isExact(version, rev, comment string) bool {
+	if module.IsPseudoVersion(version) {
+		r, err := module.PseudoVersionRev(version)
+		return err == nil && strings.HasPrefix(rev, r)
 	}
-	if module.IsPseudoVersion(m.Version) {
-		rev, err := module.PseudoVersionRev(m.Version)
-		return err == nil && strings.HasPrefix(m.Rev, rev)
-	}
-	return m.Substitution == ""
+	tag := plainTag(comment)
+	return tag != "" && strings.TrimSuffix(version, "+incompatible") == tag
 }
 
 // CheckCovers verifies that the lock restores exactly the repositories a

@@ -130,9 +130,9 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 				errs = append(errs, fmt.Sprintf("%s@%s: %s", c.Module, c.Version, firstLine(m.Error)))
 				continue
 			}
-			chosen = &Module{Root: w.repo.Root, Rev: w.repo.Rev, Module: c.Module, Version: c.Version, Sum: m.Sum,
-				Packages: w.repo.Packages, WholeModule: c.WholeModule, Substitution: c.Substitution}
-			if isExact(c, w.repo) {
+			chosen = &Module{Root: w.repo.Root, Rev: w.repo.Rev, Comment: w.repo.Comment, Module: c.Module, Version: c.Version,
+				Sum: m.Sum, Packages: w.repo.Packages, WholeModule: c.WholeModule, Substitution: c.Substitution}
+			if chosen.Exact() {
 				chosen.Substitution = ""
 			} else if chosen.Substitution == "" {
 				chosen.Substitution = fmt.Sprintf("revision %s is not served by the module proxy; %s is the nearest version that is", short(w.repo.Rev), c.Version)
@@ -189,18 +189,6 @@ func extraCandidates(prev *Lock, seed []Candidate) []Candidate {
 		}
 	}
 	return out
-}
-
-// isExact reports whether candidate c is the Godeps revision itself: a
-// pseudo-version naming that commit, or the release tag the Godeps comment
-// names, or a tag an earlier lock recorded as exact.
-func isExact(c Candidate, r godeps.Repo) bool {
-	if module.IsPseudoVersion(c.Version) {
-		rev, err := module.PseudoVersionRev(c.Version)
-		return err == nil && strings.HasPrefix(r.Rev, rev)
-	}
-	tag := strings.TrimSuffix(c.Version, "+incompatible")
-	return tag == plainTag(r.Comment) || (c.How == "lock" && c.Substitution == "")
 }
 
 func isSeedMissing(c Candidate, rev string) bool {

@@ -218,6 +218,26 @@ func NewSums(ctx context.Context, tree, toolchain string, l *lock.Lock) ([]strin
 	if err != nil {
 		return nil, err
 	}
+	// go mod vendor fills in go.sum for the modules it walks to, but not for
+	// the targets of replacements themselves: ask for those first.
+	targets, err := replacementTargets(tree)
+	if err != nil {
+		return nil, err
+	}
+	mods, err := gomod.Download(ctx, toolchain, targets...)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, m := range mods {
+		if m.Error != "" {
+			return nil, fmt.Errorf("%s: %s", m.ID(), m.Error)
+		}
+		lines = append(lines, m.Path+" "+m.Version+" "+m.Sum, m.Path+" "+m.Version+"/go.mod "+m.GoModSum)
+	}
+	if err := os.WriteFile(sumPath, append(append([]byte{}, before...), []byte(strings.Join(lines, "\n")+"\n")...), 0o644); err != nil {
+		return nil, err
+	}
 	if err := vendor(ctx, tree, toolchain); err != nil {
 		return nil, err
 	}
@@ -226,6 +246,30 @@ func NewSums(ctx context.Context, tree, toolchain string, l *lock.Lock) ([]strin
 		return nil, err
 	}
 	return addedLines(before, after), nil
+}
+
+// replacementTargets lists the module@version targets of go.mod's
+// replacements that go.sum does not cover yet.
+func replacementTargets(tree string) ([]string, error) {
+	data, err := os.ReadFile(filepath.Join(tree, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	f, err := modfile.Parse("go.mod", data, nil)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := os.ReadFile(filepath.Join(tree, "go.sum"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, r := range f.Replace {
+		if r.New.Version != "" && !strings.Contains(string(sums), r.New.Path+" "+r.New.Version+"/go.mod ") {
+			out = append(out, r.New.Path+"@"+r.New.Version)
+		}
+	}
+	return out, nil
 }
 
 func vendor(ctx context.Context, tree, toolchain string) error {

@@ -1,0 +1,156 @@
+package lock
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"kubelet-toolchain/scripts/internal/godeps"
+	"kubelet-toolchain/scripts/internal/gomod"
+)
+
+const sumA = "h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10="
+
+var repos = []godeps.Repo{
+	{Root: "github.com/a/exact", Rev: "1111111111112222222222222222222222222222", Packages: []string{"."}},
+	{Root: "github.com/b/tagged", Rev: "3333333333333333333333333333333333333333", Comment: "v1.2.0", Packages: []string{"sub"}},
+	{Root: "github.com/c/substituted", Rev: "4444444444444444444444444444444444444444", Comment: "v0.8.9-17-g4444444", Packages: []string{"."}},
+	{Root: "github.com/d/gone", Rev: "5555555555555555555555555555555555555555", Packages: []string{"."}},
+}
+
+var seed = []Candidate{
+	{Root: "github.com/a/exact", Rev: repos[0].Rev, Module: "github.com/a/exact", Version: "v0.0.0-20170101000000-111111111111", How: "harvest"},
+	{Root: "github.com/c/substituted", Rev: repos[2].Rev, Module: "github.com/c/substituted", Version: "v0.8.10", How: "override"},
+	{Root: "github.com/d/gone", Rev: repos[3].Rev, How: "missing"},
+}
+
+// proxy answers like the module proxy: it serves only what it knows.
+func proxy(served ...string) Downloader {
+	return func(_ context.Context, ids ...string) ([]gomod.Module, error) {
+		var out []gomod.Module
+		for _, id := range ids {
+			path, version, _ := strings.Cut(id, "@")
+			m := gomod.Module{Path: path, Version: version, Error: "403 Forbidden: not available"}
+			for _, s := range served {
+				if s == id {
+					m.Error, m.Sum = "", sumA
+				}
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+}
+
+func TestResolve(t *testing.T) {
+	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Module{}
+	for _, m := range l.Modules {
+		got[m.Root] = m
+	}
+	if m := got["github.com/a/exact"]; m.Substitution != "" || !m.Exact() {
+		t.Errorf("pseudo-version of the Godeps revision should be exact: %+v", m)
+	}
+	if m := got["github.com/b/tagged"]; m.Version != "v1.2.0" || m.Substitution != "" {
+		t.Errorf("the tag the Godeps comment names should be exact: %+v", m)
+	}
+	if m := got["github.com/c/substituted"]; m.Substitution == "" || m.Exact() {
+		t.Errorf("a nearby version must be a substitution with a reason: %+v", m)
+	}
+	if len(l.Missing) != 1 || l.Missing[0].Root != "github.com/d/gone" || l.Missing[0].Reason == "" {
+		t.Errorf("missing: %+v", l.Missing)
+	}
+	if err := l.CheckCovers(repos); err != nil {
+		t.Errorf("a fresh lock does not cover its own repos: %v", err)
+	}
+
+	// Regenerating from the lock alone (what `make lock --check` does) is stable.
+	again, err := Resolve(context.Background(), "1.9.11", repos, l, nil, dl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := l.Marshal()
+	b, _ := again.Marshal()
+	if string(a) != string(b) {
+		t.Errorf("regenerating from the lock changed it:\n%s\n---\n%s", a, b)
+	}
+}
+
+func TestResolveReportsUnservedRoots(t *testing.T) {
+	_, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, proxy(), nil)
+	if err == nil {
+		t.Fatal("resolved with nothing served")
+	}
+	for _, w := range []string{"github.com/a/exact@111111111111", "403"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %q", err, w)
+		}
+	}
+}
+
+func TestCheckCoversDetectsDrift(t *testing.T) {
+	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := append([]godeps.Repo(nil), repos...)
+	moved[1].Rev = "9999999999999999999999999999999999999999"
+	moved = append(moved, godeps.Repo{Root: "github.com/e/new", Rev: "77777777777777777777"})
+	err = l.CheckCovers(moved[1:])
+	if err == nil {
+		t.Fatal("drift not detected")
+	}
+	for _, w := range []string{"github.com/b/tagged: Godeps.json has 999999999999", "github.com/e/new@777777777777 is not in the lock", "github.com/a/exact is locked but not in Godeps.json"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}
+
+func TestValidateRejectsTampering(t *testing.T) {
+	base := func() *Lock {
+		return &Lock{Release: "1.9.11", Era: "godeps", Modules: []Module{{
+			Root: "github.com/c/substituted", Rev: repos[2].Rev, Module: "github.com/c/substituted",
+			Version: "v0.8.10", Sum: sumA, Packages: []string{"."}, Substitution: "nearest served version",
+		}}}
+	}
+	if err := base().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, tamper := range map[string]func(*Lock){
+		"sum not h1":               func(l *Lock) { l.Modules[0].Sum = "h2:abc" },
+		"sum truncated":            func(l *Lock) { l.Modules[0].Sum = sumA[:20] },
+		"reason removed":           func(l *Lock) { l.Modules[0].Substitution = "" },
+		"bad version":              func(l *Lock) { l.Modules[0].Version = "latest" },
+		"nothing to copy":          func(l *Lock) { l.Modules[0].Packages = nil },
+		"root twice":               func(l *Lock) { l.Modules = append(l.Modules, l.Modules[0]) },
+		"missing without a reason": func(l *Lock) { l.Missing = []Missing{{Root: "x.org/y", Rev: "1"}} },
+		"unknown era":              func(l *Lock) { l.Era = "bazel" },
+	} {
+		l := base()
+		tamper(l)
+		if err := l.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// The committed locks load, validate, and pin each root once.
+func TestRepositoryLocks(t *testing.T) {
+	for _, r := range []string{"1.7.5", "1.9.11", "1.18.6"} {
+		l, err := Load(filepath.Join("..", "..", "..", "locks", r+".yaml"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if l.Release != r {
+			t.Errorf("locks/%s.yaml says release %s", r, l.Release)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package matrix
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const good = `
+releases:
+- release: 1.9.11
+  moduleVersion: v1.9.11
+  moduleSum: h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=
+  gitCommit: 1bfeeb6f212135a22dc787b73e1980e5bccef13d
+  buildDate: "2018-09-28T21:35:22Z"
+  era: godeps
+  cgo: true
+  go: go1.26.8
+  lock: locks/1.9.11.yaml
+  series:
+    build: k19-build
+    fixes: k19-fixes
+  pauseImage: gcr.io/google_containers/pause-amd64:3.0
+`
+
+// repo makes a repository root with the series the good matrix names.
+func repo(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"patches/k19-build", "overlay/k19-fixes"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestParseGood(t *testing.T) {
+	m, err := Parse([]byte(good), "versions.yaml", repo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.Lookup("1.9.11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GitVersion(Patched); got != "v1.9.11+patched.k19-fixes" {
+		t.Errorf("patched version %q", got)
+	}
+	if got := r.GitVersion(Vanilla); got != "v1.9.11+vanilla.k19-build" {
+		t.Errorf("vanilla version %q", got)
+	}
+	if got := r.Series.For(Vanilla); len(got) != 1 || got[0] != "k19-build" {
+		t.Errorf("vanilla series %v", got)
+	}
+	if got := r.Series.For(Patched); len(got) != 2 || got[1] != "k19-fixes" {
+		t.Errorf("patched series %v", got)
+	}
+}
+
+func TestParseRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, from, to string
+		want           []string // all must appear in the error
+	}{
+		{"unknown key", "  cgo: true\n", "  cgo: true\n  cgoo: false\n", []string{"versions.yaml", "release 1.9.11", "cgoo"}},
+		{"missing sum", "  moduleSum: h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=\n", "", []string{"release 1.9.11", "moduleSum"}},
+		{"short sum", "B10=", "B1=", []string{"release 1.9.11", "moduleSum"}},
+		{"series missing", "fixes: k19-fixes", "fixes: k19-nope", []string{"release 1.9.11", "series.fixes", "k19-nope"}},
+		{"bad series name", "fixes: k19-fixes", "fixes: K19.fixes", []string{"series.fixes"}},
+		{"version mismatch", "moduleVersion: v1.9.11", "moduleVersion: v1.9.10", []string{"moduleVersion"}},
+		{"bad era", "era: godeps", "era: bazel", []string{"era", "bazel"}},
+		{"bad commit", "gitCommit: 1bfeeb6f", "gitCommit: zzfeeb6f", []string{"gitCommit"}},
+		{"unpinned toolchain", "go: go1.26.8", "go: go1.26", []string{"field go"}},
+		{"lock elsewhere", "lock: locks/1.9.11.yaml", "lock: /tmp/x.yaml", []string{"field lock"}},
+		{"no pause image", "  pauseImage: gcr.io/google_containers/pause-amd64:3.0\n", "", []string{"pauseImage"}},
+		{"top-level typo", "releases:", "release:", []string{"versions.yaml", "release"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := strings.Replace(good, tc.from, tc.to, 1)
+			if bad == good {
+				t.Fatalf("test case does not change the matrix")
+			}
+			_, err := Parse([]byte(bad), "versions.yaml", repo(t))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestStandInMayLackCommit(t *testing.T) {
+	noCommit := strings.Replace(good, "  gitCommit: 1bfeeb6f212135a22dc787b73e1980e5bccef13d\n", "", 1)
+	if _, err := Parse([]byte(noCommit), "v.yaml", repo(t)); err == nil || !strings.Contains(err.Error(), "gitCommit") {
+		t.Fatalf("a release without commit and stand-in was accepted: %v", err)
+	}
+	withStandIn := noCommit + "  standIn: 1.9.10\n"
+	if _, err := Parse([]byte(withStandIn), "v.yaml", repo(t)); err != nil {
+		t.Fatalf("stand-in release without commit rejected: %v", err)
+	}
+}
+
+func TestLookupUnknownListsReleases(t *testing.T) {
+	m, err := Parse([]byte(good), "versions.yaml", repo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Lookup("9.9.9")
+	if !errors.Is(err, ErrUnknownRelease) || !strings.Contains(err.Error(), "1.9.11") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The committed matrix must stay valid.
+func TestRepositoryMatrix(t *testing.T) {
+	root, _ := filepath.Abs("../../..")
+	m, err := Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"1.7.5", "1.7.16", "1.9.11", "1.18.6"} {
+		if _, err := m.Lookup(want); err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/execx"
@@ -108,13 +109,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	args, env := CompileCommand(r, o.Variant, p)
 	buildFP := hashStrings(prepFP, strings.Join(args, "\x00"), strings.Join(env, "\x00"))
 
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	// One build per release+variant at a time; other releases build in parallel.
+	unlock, err := lockDir(p.Dir, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	res := &Result{Binary: p.Binary}
 	if sum, ok := upToDate(p, buildFP); ok {
 		res.SHA256, res.UpToDate = sum, true
 		return res, nil
-	}
-	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
-		return nil, err
 	}
 	if !markerMatches(filepath.Join(p.GOPATH, preparedMarker), prepFP) {
 		if err := prepare(ctx, o, series, p, prepFP, res); err != nil {
@@ -217,16 +224,31 @@ func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp
 	return nil
 }
 
-// cleanStale removes temporary trees left by runs that were killed.
+// cleanStale removes temporary trees left by runs that were killed; the
+// caller holds the directory's lock, so none of them is in use.
 func cleanStale(dir string) {
 	old, _ := filepath.Glob(filepath.Join(dir, ".gopath.tmp-*"))
 	for _, d := range old {
-		// A concurrent run of the same release+variant would own its temp
-		// dir; the Makefile serialises those with a lock, so any left here are stale.
-		if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > time.Minute {
-			fsutil.RemoveAll(d)
+		fsutil.RemoveAll(d)
+	}
+}
+
+// lockDir takes an exclusive lock on dir/.lock, waiting for another build
+// of the same release+variant to finish. The kernel drops the lock when
+// the process dies, so a killed build never leaves it held.
+func lockDir(dir string, log io.Writer) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		fmt.Fprintf(log, "waiting for another build in %s\n", dir)
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, err
 		}
 	}
+	return func() { f.Close() }, nil
 }
 
 // compile runs go build into a temp file, checksums it, and renames it

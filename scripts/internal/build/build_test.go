@@ -1,0 +1,76 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+func release(era matrix.Era) *matrix.Release {
+	return &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", GitCommit: "1bfeeb6f212135a22dc787b73e1980e5bccef13d",
+		BuildDate: time.Date(2018, 9, 28, 21, 35, 22, 0, time.UTC), Era: era, CGO: era == matrix.EraGodeps, Go: "go1.26.8",
+		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+}
+
+func TestCompileCommandIsReproducibleAndStamped(t *testing.T) {
+	p := PathsFor("/out", "1.9.11", matrix.Patched)
+	args, env := CompileCommand(release(matrix.EraGodeps), matrix.Patched, p)
+	cmd := strings.Join(args, " ")
+	for _, want := range []string{"-trimpath", "-buildid=",
+		"-X 'k8s.io/kubernetes/pkg/version.gitVersion=v1.9.11+patched.k19-fixes'",
+		"-X 'k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version.buildDate=2018-09-28T21:35:22Z'",
+		"-X 'k8s.io/kubernetes/pkg/version.gitCommit=1bfeeb6f212135a22dc787b73e1980e5bccef13d'",
+		"-X 'k8s.io/kubernetes/pkg/version.gitMinor=9'"} {
+		if !strings.Contains(cmd, want) {
+			t.Errorf("go %s\nlacks %q", cmd, want)
+		}
+	}
+	envs := strings.Join(env, " ")
+	for _, want := range []string{"CGO_ENABLED=1", "GO111MODULE=off", "GOPATH=/out/1.9.11/patched/gopath", "GOTOOLCHAIN=go1.26.8", "SOURCE_DATE_EPOCH=1538170522"} {
+		if !strings.Contains(envs, want) {
+			t.Errorf("env %s lacks %q", envs, want)
+		}
+	}
+	args, env = CompileCommand(release(matrix.EraModules), matrix.Vanilla, p)
+	if cmd := strings.Join(args, " "); !strings.Contains(cmd, "k8s.io/component-base/version.gitVersion=v1.9.11+vanilla.k19-build") {
+		t.Errorf("modules-era stamp missing: %s", cmd)
+	}
+	if envs := strings.Join(env, " "); !strings.Contains(envs, "GOFLAGS=-mod=vendor") || !strings.Contains(envs, "CGO_ENABLED=0") {
+		t.Errorf("modules-era env: %s", envs)
+	}
+}
+
+func TestUpToDateNoticesTreeEdits(t *testing.T) {
+	p := PathsFor(t.TempDir(), "1.9.11", matrix.Vanilla)
+	os.MkdirAll(filepath.Join(p.Tree, "pkg"), 0o755)
+	os.MkdirAll(filepath.Dir(p.Binary), 0o755)
+	src := filepath.Join(p.Tree, "pkg", "a.go")
+	os.WriteFile(src, []byte("package pkg\n"), 0o644)
+	os.WriteFile(p.Binary, []byte("binary"), 0o755)
+	sum, _ := FileSHA256(p.Binary)
+	past := time.Now().Add(-time.Hour)
+	os.Chtimes(src, past, past)
+	os.Chtimes(filepath.Join(p.Tree, "pkg"), past, past)
+	os.WriteFile(filepath.Join(p.Dir, builtMarker), []byte("fp "+sum+"\n"), 0o644)
+
+	if _, ok := upToDate(p, "fp"); !ok {
+		t.Fatal("fresh build not up to date")
+	}
+	if _, ok := upToDate(p, "other-inputs"); ok {
+		t.Error("changed inputs not noticed")
+	}
+	os.WriteFile(p.Binary, []byte("tampered"), 0o755)
+	if _, ok := upToDate(p, "fp"); ok {
+		t.Error("replaced binary not noticed")
+	}
+	os.WriteFile(p.Binary, []byte("binary"), 0o755)
+	future := time.Now().Add(time.Minute)
+	os.Chtimes(src, future, future)
+	if _, ok := upToDate(p, "fp"); ok {
+		t.Error("edited tree file not noticed")
+	}
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs what the build needs beyond Go itself, when it is missing:
+# gcc and libc headers for cgo (1.7/1.9 kubelets need cgo) and git (git apply).
+set -euo pipefail
+missing=()
+command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+command -v git >/dev/null || missing+=(git)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+fi
+command -v go >/dev/null || { echo "Go is required (the toolchain pins go1.26.8 via GOTOOLCHAIN)" >&2; exit 1; }

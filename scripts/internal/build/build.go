@@ -119,11 +119,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer unlock()
 	res := &Result{Binary: p.Binary}
-	if sum, ok := upToDate(p, buildFP); ok {
+	prepared := markerMatches(filepath.Join(p.GOPATH, preparedMarker), prepFP)
+	if sum, ok := upToDate(p, buildFP); ok && prepared {
 		res.SHA256, res.UpToDate = sum, true
 		return res, nil
 	}
-	if !markerMatches(filepath.Join(p.GOPATH, preparedMarker), prepFP) {
+	if !prepared {
 		if err := prepare(ctx, o, series, p, prepFP, res); err != nil {
 			return nil, err
 		}

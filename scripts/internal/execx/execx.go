@@ -10,6 +10,7 @@ import (
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // Cmd describes one external command.
@@ -47,6 +48,8 @@ func (e *Error) Unwrap() error { return e.Err }
 func Run(ctx context.Context, c Cmd) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, c.Name, c.Args...)
 	cmd.Dir = c.Dir
+	// A command must not outlive a toolchain that was killed outright.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	cmd.Env = append(cmd.Environ(), c.Env...)
 	var buf bytes.Buffer
 	if c.Stdout != nil {

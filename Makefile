@@ -52,6 +52,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 test: $(TOOLCHAIN) ## Unit tests of the CLI, then a real vanilla build whose binary is checked
 	scripts/prereqs.sh
 	cd scripts && go test ./...
+	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(MAKE) --no-print-directory verify-checksums VERSION=1.9.11

@@ -307,6 +307,9 @@ func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []s
 			ldflags = append(ldflags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
 		}
 	}
+	if v == matrix.Patched && r.HashBaseline != "" {
+		ldflags = append(ldflags, fmt.Sprintf("-X '%s=%s'", hashBaselineVar, r.HashBaseline))
+	}
 	args = []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid= " + strings.Join(ldflags, " ")}
 	cgo := "0"
 	if r.CGO {
@@ -321,6 +324,10 @@ func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []s
 	}
 	return args, env
 }
+
+// hashBaselineVar selects the baseline of the legacy container hash patch
+// (overlay pkg/kubelet/container/legacyhash); the same path in both eras.
+const hashBaselineVar = "k8s.io/kubernetes/pkg/kubelet/container/legacyhash.baseline"
 
 // versionPackages are the packages hack/lib/version.sh stamps, as import
 // paths the linker sees in this era.

@@ -56,6 +56,7 @@ func newRoot(s Streams) *cobra.Command {
 		newReleasesCmd(s, g),
 		newBenchBuildCmd(s, g),
 		newSmokeCmd(s, g),
+		newGenSchemaCmd(s, g),
 	)
 	return cmd
 }

@@ -72,6 +72,9 @@ type Release struct {
 	Series Series `json:"series"`
 	// PauseImage is the release's default --pod-infra-container-image.
 	PauseImage string `json:"pauseImage"`
+	// HashBaseline is the release whose container hash a patched kubelet
+	// writes (the legacy-compatible HashContainer fix), e.g. "1.7".
+	HashBaseline string `json:"hashBaseline,omitempty"`
 	// StandIn names a release with the same relevant types to use when this
 	// one cannot be downloaded here.
 	StandIn string `json:"standIn,omitempty"`
@@ -207,6 +210,7 @@ var (
 	commitRE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
 	toolchainRE = regexp.MustCompile(`^go1\.[0-9]+\.[0-9]+$`)
 	seriesRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	baselineRE  = regexp.MustCompile(`^1\.[0-9]+$`)
 )
 
 // fieldError names the field that failed validation.
@@ -254,6 +258,9 @@ func (r *Release) validate(root string) error {
 		if !SeriesExists(root, s) {
 			return fieldError(field, "series %q has neither patches/%s nor overlay/%s", s, s, s)
 		}
+	}
+	if r.HashBaseline != "" && !baselineRE.MatchString(r.HashBaseline) {
+		return fieldError("hashBaseline", "%q is not a minor release like 1.7", r.HashBaseline)
 	}
 	if r.PauseImage == "" {
 		return fieldError("pauseImage", "missing")

@@ -1,0 +1,122 @@
+// Package legacyhash computes container hashes as older kubelets computed
+// them, so a kubelet upgrade (or downgrade) does not kill and recreate
+// every running container.
+//
+// Kubelet stores HashContainer(container) on each container it starts and
+// recreates the container when the hash of the desired spec differs. The
+// hash is fnv32a over a go-spew dump of v1.Container, so it changes
+// whenever a release adds a field to the Container type graph, although
+// nothing about the container changed: 1.8 added
+// VolumeMount.MountPropagation (and SecurityContext.AllowPrivilegeEscalation),
+// 1.9 added Container.VolumeDevices. A pod's container spec is immutable in
+// the API except its image, and an older kubelet drops the fields it does
+// not know when it decodes a pod; so the hash an older kubelet stored is
+// the hash of the spec projected onto its own schema. This package holds
+// those schemas (generated from each release's own source) and projects a
+// container onto them field by field.
+package legacyhash
+
+import (
+	"fmt"
+	"hash/fnv"
+	"reflect"
+
+	"k8s.io/api/core/v1"
+	hashutil "k8s.io/kubernetes/pkg/util/hash"
+
+	v17 "k8s.io/kubernetes/pkg/kubelet/container/legacyhash/v17/v1"
+	v18 "k8s.io/kubernetes/pkg/kubelet/container/legacyhash/v18/v1"
+)
+
+// Native names this kubelet's own schema.
+const Native = "native"
+
+// schema is one release's Container type.
+type schema struct {
+	name string
+	typ  reflect.Type
+}
+
+// schemas, oldest first; Native (this release's own v1.Container) last.
+var schemas = []schema{
+	{"1.7", reflect.TypeOf(v17.Container{})},
+	{"1.8", reflect.TypeOf(v18.Container{})},
+	{Native, reflect.TypeOf(v1.Container{})},
+}
+
+// baseline is the schema whose hash this kubelet writes on the containers
+// it creates. The build sets it from versions.yaml (hashBaseline) with
+// -X; containers written with it survive a switch back to that release.
+var baseline = "1.7"
+
+// accepted are the schemas whose hash is accepted as "unchanged", in the
+// order they are tried: the baseline first (what this kubelet and the
+// baseline release write), then every schema from the baseline up to
+// Native, so containers started by any release in between survive too.
+var accepted []schema
+
+func init() {
+	i := index(baseline)
+	if i < 0 {
+		panic(fmt.Sprintf("legacyhash: baseline %q is not one of the compiled-in schemas %v", baseline, Schemas()))
+	}
+	accepted = append([]schema{schemas[i]}, schemas[i+1:]...)
+}
+
+func index(name string) int {
+	for i, s := range schemas {
+		if s.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Baseline returns the schema this kubelet writes hashes with.
+func Baseline() string { return baseline }
+
+// Schemas lists the compiled-in schemas, oldest first.
+func Schemas() []string {
+	var out []string
+	for _, s := range schemas {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Hash returns the hash kubelet writes for c: the hash of c projected onto
+// the baseline schema.
+func Hash(c *v1.Container) uint64 {
+	return hashAs(c, accepted[0])
+}
+
+// HashAs returns the hash a kubelet with the named schema computes for c.
+func HashAs(c *v1.Container, name string) (uint64, error) {
+	i := index(name)
+	if i < 0 {
+		return 0, fmt.Errorf("unknown schema %q (have %v)", name, Schemas())
+	}
+	return hashAs(c, schemas[i]), nil
+}
+
+// Accepts reports whether a stored hash is that of c under any accepted
+// schema. The baseline is tried first and usually matches, so the common
+// case costs one hash.
+func Accepts(c *v1.Container, stored uint64) bool {
+	for _, s := range accepted {
+		if hashAs(c, s) == stored {
+			return true
+		}
+	}
+	return false
+}
+
+func hashAs(c *v1.Container, s schema) uint64 {
+	h := fnv.New32a()
+	if s.name == Native {
+		hashutil.DeepHashObject(h, *c)
+	} else {
+		hashutil.DeepHashObject(h, Project(c, s.typ).Interface())
+	}
+	return uint64(h.Sum32())
+}

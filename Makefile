@@ -56,6 +56,16 @@ test: $(TOOLCHAIN) ## Unit tests of the CLI, then a real vanilla build whose bin
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(MAKE) --no-print-directory verify-checksums VERSION=1.9.11
+	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
+	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
+
+.PHONY: test-tree
+test-tree: $(TOOLCHAIN) ## In-tree tests of every package a release's fixes touch: make test-tree VERSION=1.9.11 [RUN=regexp]
+	@$(CLI) test-tree --release "$(VERSION)" --run "$(RUN)"
+
+.PHONY: verify
+verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and compile both variants; check generated files and locks
+	@$(CLI) verify
 
 .PHONY: bench-build
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11
@@ -68,6 +78,11 @@ bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, r
 .PHONY: $(TOOLCHAIN)
 $(TOOLCHAIN):
 	@cd scripts && go build -o ../$(TOOLCHAIN) ./cmd/toolchain
+
+.PHONY: hash-schemas
+hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas of the legacy hash patch from those releases' trees
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v17/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v18/v1/types.go
 
 .PHONY: clean
 clean: ## Remove _output/ (trees, binaries); the Go caches stay

@@ -57,6 +57,8 @@ func newRoot(s Streams) *cobra.Command {
 		newBenchBuildCmd(s, g),
 		newSmokeCmd(s, g),
 		newGenSchemaCmd(s, g),
+		newTestTreeCmd(s, g),
+		newVerifyCmd(s, g),
 	)
 	return cmd
 }

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/treetest"
+)
+
+func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
+	var release, run string
+	cmd := &cobra.Command{
+		Use:   "test-tree",
+		Short: "Run the in-tree tests of every package the release's fixes series touches, in the patched tree",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, r, err := g.release(release)
+			if err != nil {
+				return err
+			}
+			// The patched tree is prepared (and built) first, so the tests
+			// run against exactly what ships.
+			if _, err := buildKubelet(cmd.Context(), s, g, &kubeletFlags{release: r.Release, variant: string(matrix.Patched)}); err != nil {
+				return err
+			}
+			if r.Series.Fixes == "" {
+				return fmt.Errorf("release %s has no fixes series", r.Release)
+			}
+			// The fixes' packages; the build fixes touch vendored code whose
+			// own suites (ugorji's codec, for one) are not ours to run.
+			p := build.PathsFor(m.OutputDir(), r.Release, matrix.Patched)
+			pkgs, err := treetest.Packages(m.Root, p.Tree, []string{r.Series.Fixes})
+			if err != nil {
+				return err
+			}
+			if len(pkgs) == 0 {
+				return fmt.Errorf("release %s: series %s touches no package with tests", r.Release, r.Series.Fixes)
+			}
+			fmt.Fprintf(s.Err, "==> in-tree tests of %s patched: %s\n", r.Release, strings.Join(pkgs, " "))
+			var extra []string
+			if run != "" {
+				extra = []string{"-run", run}
+			}
+			if err := treetest.Run(cmd.Context(), r, matrix.Patched, p, pkgs, s.Out, extra...); err != nil {
+				return fmt.Errorf("release %s: in-tree tests failed: %w", r.Release, err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
+	cmd.Flags().StringVar(&run, "run", "", "only tests matching this regexp (go test -run)")
+	return cmd
+}

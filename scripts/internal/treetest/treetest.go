@@ -1,0 +1,93 @@
+// Package treetest runs the in-tree tests of every package a release's
+// patch series touches, in the prepared (patched) tree, with the same
+// environment the build uses.
+package treetest
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/patch"
+)
+
+// Packages returns the tree-relative directories that the given series
+// change (patched files and overlay files) and that hold Go tests.
+func Packages(root, tree string, series []string) ([]string, error) {
+	dirs := map[string]bool{}
+	for _, name := range series {
+		s, err := patch.Load(root, name)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range s.Patches {
+			files, err := patchedFiles(p)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				dirs[filepath.Dir(f)] = true
+			}
+		}
+		if s.Overlay != "" {
+			files, err := s.Files()
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				if rel, err := filepath.Rel(s.Overlay, f); err == nil && !strings.HasPrefix(rel, "..") {
+					dirs[filepath.Dir(rel)] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for d := range dirs {
+		if tests, _ := filepath.Glob(filepath.Join(tree, d, "*_test.go")); len(tests) > 0 {
+			out = append(out, filepath.ToSlash(d))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// patchedFiles lists the files a git format-patch file modifies.
+func patchedFiles(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		if name, ok := strings.CutPrefix(sc.Text(), "+++ b/"); ok {
+			out = append(out, name)
+		}
+	}
+	return out, sc.Err()
+}
+
+// Run runs `go test -vet=off` (old test code trips modern vet) for pkgs in
+// the prepared tree p of release r, streaming output to w.
+func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths, pkgs []string, w io.Writer, extra ...string) error {
+	_, env := build.CompileCommand(r, v, p)
+	args := append([]string{"test", "-vet=off", "-count=1"}, extra...)
+	for _, d := range pkgs {
+		if r.Era == matrix.EraModules {
+			args = append(args, "./"+d)
+		} else {
+			args = append(args, "k8s.io/kubernetes/"+d)
+		}
+	}
+	_, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: args, Dir: build.BuildDir(r, p), Env: env, Stdout: w})
+	return err
+}

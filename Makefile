@@ -67,6 +67,17 @@ test-tree: $(TOOLCHAIN) ## In-tree tests of every package a release's fixes touc
 verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and compile both variants; check generated files and locks
 	@$(CLI) verify
 
+.PHONY: e2e
+e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine): make e2e [FOCUS=upgrade|inspect-hang|orphan]
+	@for b in 1.7.5/vanilla 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
+	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
+	scripts/engine-up.sh
+	scripts/e2e.sh $(FOCUS)
+
+.PHONY: engine-down
+engine-down: ## Stop the Docker Engine the e2e started
+	scripts/engine-down.sh
+
 .PHONY: bench-build
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11
 	@$(CLI) bench-build --release "$(VERSION)" --variant "$(VARIANT)"

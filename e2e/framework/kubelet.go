@@ -1,0 +1,293 @@
+package framework
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Ports the kubelets serve on loopback for observation.
+const (
+	ReadOnlyPort = 10255
+	HealthzPort  = 10248
+)
+
+// KubeletConfig says which kubelet to run and against which node state.
+type KubeletConfig struct {
+	Release, Variant string
+	Binary           string
+	PauseImage       string
+	// ManifestDir holds the static pods; RootDir is --root-dir. Both outlive
+	// one kubelet: switching kubelets keeps them.
+	ManifestDir, RootDir string
+	// DockerEndpoint is the socket both dockershim and cadvisor use.
+	DockerEndpoint string
+	// LogDir receives kubelet-<release>-<variant>-<n>.log.
+	LogDir string
+	// Verbosity is --v (4 logs each periodic pod sync).
+	Verbosity int
+}
+
+// Kubelet is one running kubelet process.
+type Kubelet struct {
+	Config  KubeletConfig
+	LogPath string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	exitErr error
+	started time.Time
+}
+
+var runs struct {
+	sync.Mutex
+	n int
+}
+
+// StartKubelet starts a kubelet in standalone mode. The process is killed
+// if the test process dies (Pdeathsig); callers register Stop with
+// DeferCleanup right away.
+func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
+	if _, err := os.Stat(cfg.Binary); err != nil {
+		return nil, fmt.Errorf("kubelet %s %s not built (make kubelet VERSION=%s VARIANT=%s): %w", cfg.Release, cfg.Variant, cfg.Release, cfg.Variant, err)
+	}
+	for _, d := range []string{cfg.ManifestDir, cfg.RootDir, cfg.LogDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	runs.Lock()
+	runs.n++
+	n := runs.n
+	runs.Unlock()
+	logPath := filepath.Join(cfg.LogDir, fmt.Sprintf("kubelet-%02d-%s-%s.log", n, cfg.Release, cfg.Variant))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	v := cfg.Verbosity
+	if v == 0 {
+		v = 4
+	}
+	endpoint := "unix://" + cfg.DockerEndpoint
+	args := []string{
+		"--pod-manifest-path=" + cfg.ManifestDir,
+		"--root-dir=" + cfg.RootDir,
+		"--pod-infra-container-image=" + cfg.PauseImage,
+		"--cgroup-driver=cgroupfs",
+		"--hostname-override=e2e-node",
+		"--address=127.0.0.1",
+		fmt.Sprintf("--read-only-port=%d", ReadOnlyPort),
+		fmt.Sprintf("--healthz-port=%d", HealthzPort),
+		"--sync-frequency=" + SyncFrequency.String(),
+		"--file-check-frequency=" + FileCheckFrequency.String(),
+		"--docker-endpoint=" + endpoint,
+		"--docker=" + endpoint,
+		fmt.Sprintf("--v=%d", v),
+	}
+	cmd := exec.Command(cfg.Binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	fmt.Fprintf(logFile, "# %s %s\n", cfg.Binary, strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, err
+	}
+	k := &Kubelet{Config: cfg, LogPath: logPath, cmd: cmd, exited: make(chan struct{}), started: time.Now()}
+	go func() {
+		k.exitErr = cmd.Wait()
+		logFile.Close()
+		close(k.exited)
+	}()
+	return k, nil
+}
+
+// Started is when the process was started.
+func (k *Kubelet) Started() time.Time { return k.started }
+
+// Exited reports whether the process has exited, and how.
+func (k *Kubelet) Exited() (bool, error) {
+	select {
+	case <-k.exited:
+		return true, k.exitErr
+	default:
+		return false, nil
+	}
+}
+
+// Stop sends SIGTERM, waits StopTimeout, then SIGKILLs. Kubelet leaves the
+// containers running, as it does in production.
+func (k *Kubelet) Stop() {
+	if done, _ := k.Exited(); done {
+		return
+	}
+	k.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-k.exited:
+	case <-time.After(StopTimeout):
+		syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
+		<-k.exited
+	}
+}
+
+// Log returns the kubelet's log so far.
+func (k *Kubelet) Log() string {
+	data, _ := os.ReadFile(k.LogPath)
+	return string(data)
+}
+
+// LogTail returns the last n lines of the log, for failure messages.
+func (k *Kubelet) LogTail(n int) string {
+	lines := strings.Split(strings.TrimRight(k.Log(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return fmt.Sprintf("--- last %d lines of %s ---\n%s", len(lines), k.LogPath, strings.Join(lines, "\n"))
+}
+
+// CountLog counts log lines containing s.
+func (k *Kubelet) CountLog(s string) int {
+	return strings.Count(k.Log(), s)
+}
+
+// glogTime reads the timestamp of a glog/klog line ("I1122 01:24:27.029146 ...").
+var glogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
+
+// LogTimes returns when each line containing s was logged.
+func (k *Kubelet) LogTimes(s string) []time.Time {
+	var out []time.Time
+	sc := bufio.NewScanner(strings.NewReader(k.Log()))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	year := k.started.Year()
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, s) {
+			continue
+		}
+		if m := glogTime.FindStringSubmatch(line); m != nil {
+			if t, err := time.ParseInLocation("0102 15:04:05.000000", m[1], time.Local); err == nil {
+				out = append(out, t.AddDate(year, 0, 0))
+			}
+		}
+	}
+	return out
+}
+
+// Healthy reports whether /healthz answers ok.
+func (k *Kubelet) Healthy(ctx context.Context) bool {
+	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", HealthzPort))
+	return err == nil && strings.TrimSpace(body) == "ok"
+}
+
+// PodStatus is what the read-only port says of one pod.
+type PodStatus struct {
+	Name, UID  string
+	Phase      string
+	Containers map[string]ContainerStatus // by container name (init containers too)
+}
+
+// ContainerStatus is one container's status.
+type ContainerStatus struct {
+	Ready        bool
+	Running      bool
+	Terminated   bool
+	RestartCount int
+	ContainerID  string
+}
+
+// Pods lists the pods the kubelet reports on its read-only port.
+func (k *Kubelet) Pods(ctx context.Context) (map[string]PodStatus, error) {
+	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/pods", ReadOnlyPort))
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name, UID string } `json:"metadata"`
+			Status   struct {
+				Phase                 string      `json:"phase"`
+				ContainerStatuses     []rawStatus `json:"containerStatuses"`
+				InitContainerStatuses []rawStatus `json:"initContainerStatuses"`
+			} `json:"status"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		return nil, err
+	}
+	out := map[string]PodStatus{}
+	for _, p := range list.Items {
+		ps := PodStatus{Name: p.Metadata.Name, UID: p.Metadata.UID, Phase: p.Status.Phase, Containers: map[string]ContainerStatus{}}
+		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			ps.Containers[c.Name] = ContainerStatus{Ready: c.Ready, Running: c.State.Running != nil, Terminated: c.State.Terminated != nil,
+				RestartCount: c.RestartCount, ContainerID: strings.TrimPrefix(c.ContainerID, "docker://")}
+		}
+		out[p.Metadata.Name] = ps
+	}
+	return out, nil
+}
+
+type rawStatus struct {
+	Name         string `json:"name"`
+	Ready        bool   `json:"ready"`
+	RestartCount int    `json:"restartCount"`
+	ContainerID  string `json:"containerID"`
+	State        struct {
+		Running    *struct{} `json:"running"`
+		Terminated *struct{} `json:"terminated"`
+	} `json:"state"`
+}
+
+func get(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(body), err
+}
+
+// UnmountUnder unmounts every mount at or below dir, deepest first
+// (kubelet bind-mounts its root dir and mounts pod volumes under it).
+func UnmountUnder(dir string) error {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	var mounts []string
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && (f[4] == dir || strings.HasPrefix(f[4], dir+"/")) {
+			mounts = append(mounts, f[4])
+		}
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i]) > len(mounts[j]) })
+	var errs []error
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,152 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DockershimCheckpoints is where dockershim keeps a checkpoint per sandbox.
+const DockershimCheckpoints = "/var/lib/dockershim/sandbox"
+
+// Node is the state shared by the kubelets a spec switches between: the
+// static pod manifests, the kubelet root dir, the engine.
+type Node struct {
+	Root        string // repository root
+	Dir         string // this node's scratch dir
+	ManifestDir string
+	RootDir     string
+	LogDir      string
+	Docker      *Docker
+	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
+	Endpoint string
+	kubelet  *Kubelet
+}
+
+// NewNode prepares an empty node under dir. Nothing may be running yet:
+// a leftover kubelet or container would skew every assertion.
+func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
+	n := &Node{Root: root, Dir: dir, ManifestDir: filepath.Join(dir, "manifests"), RootDir: filepath.Join(dir, "kubelet"),
+		LogDir: logDir, Docker: NewDocker(DockerSocket), Endpoint: DockerSocket}
+	left, err := n.Docker.KubeContainers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("Docker Engine not reachable (make e2e starts it: scripts/engine-up.sh): %w", err)
+	}
+	for _, c := range left {
+		// A previous run that was killed outright may have left these.
+		n.Docker.RemoveContainer(ctx, c.ID)
+	}
+	for _, d := range []string{n.ManifestDir, n.RootDir, logDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// Start starts a kubelet of release+variant on this node, stopping the
+// current one first.
+func (n *Node) Start(release, variant string) (*Kubelet, error) {
+	n.StopKubelet()
+	r, err := LoadRelease(n.Root, release)
+	if err != nil {
+		return nil, err
+	}
+	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
+		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir})
+	if err != nil {
+		return nil, err
+	}
+	n.kubelet = k
+	return k, nil
+}
+
+// Kubelet is the current kubelet, if any.
+func (n *Node) Kubelet() *Kubelet { return n.kubelet }
+
+// StopKubelet stops the current kubelet; its containers keep running.
+func (n *Node) StopKubelet() {
+	if n.kubelet != nil {
+		n.kubelet.Stop()
+		n.kubelet = nil
+	}
+}
+
+// AddPod writes a static pod manifest.
+func (n *Node) AddPod(p Pod) error {
+	data, err := json.MarshalIndent(p.Manifest(), "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(n.ManifestDir, "."+p.Name+".json.tmp")
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	// Rename, so the kubelet never reads half a manifest.
+	return os.Rename(tmp, filepath.Join(n.ManifestDir, p.Name+".json"))
+}
+
+// RemovePod deletes a static pod manifest.
+func (n *Node) RemovePod(name string) error {
+	return os.Remove(filepath.Join(n.ManifestDir, name+".json"))
+}
+
+// Containers maps pod/container keys to the node's kubelet-made containers.
+func (n *Node) Containers(ctx context.Context) (map[string]Container, error) {
+	list, err := n.Docker.KubeContainers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]Container{}
+	for _, c := range list {
+		key := c.Key()
+		if old, dup := out[key]; dup && old.Created > c.Created {
+			continue // keep the newest attempt
+		}
+		out[key] = c
+	}
+	return out, nil
+}
+
+// Cleanup stops the kubelet and removes every container, checkpoint, mount
+// and file the node made. It reports every failure, not just the first.
+func (n *Node) Cleanup(ctx context.Context) error {
+	n.StopKubelet()
+	var errs []error
+	list, err := n.Docker.KubeContainers(ctx)
+	errs = append(errs, err)
+	for _, c := range list {
+		errs = append(errs, n.Docker.RemoveContainer(ctx, c.ID))
+		if c.Labels[LabelDockerType] == "podsandbox" {
+			os.Remove(filepath.Join(DockershimCheckpoints, c.ID))
+		}
+	}
+	errs = append(errs, UnmountUnder(n.Dir))
+	if err := os.RemoveAll(n.Dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Describe renders the node's containers for failure messages.
+func (n *Node) Describe(ctx context.Context) string {
+	list, err := n.Docker.KubeContainers(ctx)
+	if err != nil {
+		return "docker ps failed: " + err.Error()
+	}
+	var b strings.Builder
+	b.WriteString("--- containers ---\n")
+	for _, c := range list {
+		fmt.Fprintf(&b, "  %s %-40s %-8s restart=%s created=%s\n", short(c.ID), c.Key(), c.State, c.Labels[LabelRestartCount],
+			time.Unix(c.Created, 0).Format("15:04:05"))
+	}
+	if n.kubelet != nil {
+		b.WriteString(n.kubelet.LogTail(30))
+	}
+	return b.String()
+}

@@ -1,0 +1,94 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"kubelet-toolchain/e2e/framework"
+)
+
+var repoRoot string
+
+var _ = BeforeSuite(func() {
+	var err error
+	repoRoot, err = framework.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+})
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9]+`)
+
+// newNode gives the spec an empty node whose every trace is removed when
+// the spec ends, failed or not.
+func newNode(ctx context.Context) *framework.Node {
+	name := strings.Trim(unsafeName.ReplaceAllString(CurrentSpecReport().LeafNodeText, "-"), "-")
+	if len(name) > 60 {
+		name = name[:60]
+	}
+	dir, err := os.MkdirTemp("", "e2e-node-")
+	Expect(err).NotTo(HaveOccurred())
+	logDir := filepath.Join(repoRoot, "_output", "e2e", "logs", name)
+	os.RemoveAll(logDir)
+	node, err := framework.NewNode(ctx, repoRoot, dir, logDir)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) {
+		Expect(node.Cleanup(ctx)).To(Succeed())
+	}, NodeTimeout(2*time.Minute))
+	return node
+}
+
+// startKubelet starts release+variant on the node and waits for healthz.
+func startKubelet(ctx context.Context, node *framework.Node, release, variant string) *framework.Kubelet {
+	By(fmt.Sprintf("starting kubelet %s %s", release, variant))
+	k, err := node.Start(release, variant)
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(ctx, func() bool {
+		if done, err := k.Exited(); done {
+			StopTrying(fmt.Sprintf("kubelet exited: %v\n%s", err, k.LogTail(40))).Now()
+		}
+		return k.Healthy(ctx)
+	}).WithTimeout(60*time.Second).WithPolling(framework.Poll).Should(BeTrue(), func() string { return k.LogTail(40) })
+	return k
+}
+
+// waitRunning waits until every named container of every pod runs (init
+// containers: have terminated).
+func waitRunning(ctx context.Context, node *framework.Node, pods []framework.Pod) {
+	k := node.Kubelet()
+	Eventually(ctx, func() error {
+		status, err := k.Pods(ctx)
+		if err != nil {
+			return err
+		}
+		for _, p := range pods {
+			ps, ok := status[p.Name]
+			if !ok {
+				return fmt.Errorf("pod %s not reported yet", p.Name)
+			}
+			for _, c := range p.Containers {
+				if cs := ps.Containers[c["name"].(string)]; !cs.Running || !cs.Ready {
+					return fmt.Errorf("pod %s container %s not running and ready: %+v", p.Name, c["name"], cs)
+				}
+			}
+		}
+		return nil
+	}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).Should(Succeed(), func() string { return node.Describe(ctx) })
+}
+
+// waitSyncs waits until the kubelet has logged n periodic pod syncs: each
+// compares every container's stored hash with its spec, and PLEG relists
+// every second in between.
+func waitSyncs(ctx context.Context, k *framework.Kubelet, n int) time.Duration {
+	start := time.Now()
+	Eventually(ctx, func() int { return k.CountLog("SyncLoop (SYNC)") }).
+		WithTimeout(time.Duration(n+4)*framework.SyncFrequency + 30*time.Second).WithPolling(framework.Poll).
+		Should(BeNumerically(">=", n), func() string { return k.LogTail(30) })
+	return time.Since(start)
+}

@@ -1,0 +1,74 @@
+package node
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"kubelet-toolchain/e2e/framework"
+)
+
+const orphanError = "no PodsandBox found with Id"
+
+// orphanNode runs two pods on kubelet 1.18.6, then, with kubelet stopped,
+// removes one pod's sandbox container and its dockershim checkpoint (its
+// manifest too: the pod is gone) and starts kubelet again. The workload
+// container of that pod is left behind: an orphan.
+func orphanNode(ctx context.Context, variant string) (*framework.Node, *framework.Kubelet, map[string]framework.Container, string, *framework.EventLog) {
+	node := newNode(ctx)
+	victim := hangPod("victim", "e2e-orphan-victim-0001", "8081")
+	bystander := hangPod("bystander", "e2e-orphan-bystander-0001", "8082")
+	Expect(node.AddPod(victim)).To(Succeed())
+	Expect(node.AddPod(bystander)).To(Succeed())
+	startKubelet(ctx, node, "1.18.6", variant)
+	waitRunning(ctx, node, []framework.Pod{victim, bystander})
+	before, err := node.Containers(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	node.StopKubelet()
+
+	By("removing victim's sandbox container and checkpoint, leaving its workload container")
+	sandbox := before["victim/POD"].ID
+	Expect(node.RemovePod("victim")).To(Succeed())
+	Expect(node.Docker.RemoveContainer(ctx, sandbox)).To(Succeed())
+	Expect(os.Remove(filepath.Join(framework.DockershimCheckpoints, sandbox))).To(Succeed())
+	events, err := node.Docker.WatchEvents(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(events.Stop)
+	k, err := node.Start("1.18.6", variant)
+	Expect(err).NotTo(HaveOccurred())
+	return node, k, before, sandbox, events
+}
+
+var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func() {
+	It("does not stop the patched 1.18.6 from starting", func(ctx SpecContext) {
+		node, k, before, sandbox, events := orphanNode(ctx, "patched")
+		Eventually(ctx, func() bool { return k.Healthy(ctx) }).WithTimeout(60*time.Second).WithPolling(framework.Poll).
+			Should(BeTrue(), func() string { return k.LogTail(40) })
+		Consistently(ctx, func() bool {
+			done, _ := k.Exited()
+			return !done && k.Healthy(ctx)
+		}).WithTimeout(30*time.Second).WithPolling(time.Second).Should(BeTrue(), func() string { return k.LogTail(40) })
+		Expect(k.Log()).To(ContainSubstring(before["victim/app"].ID), "the skipped orphan is not named in the log")
+		Expect(k.Log()).To(ContainSubstring(sandbox), "the missing sandbox is not named in the log")
+
+		kept := map[string]bool{before["bystander/POD"].ID: true, before["bystander/app"].ID: true}
+		Expect(events.DestructiveFor(kept)).To(BeEmpty(), "the other pod was touched:\n%s", framework.Summary(events.Events()))
+		now, err := node.Containers(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		for _, key := range []string{"bystander/POD", "bystander/app"} {
+			Expect(now[key].ID).To(Equal(before[key].ID), "%s was replaced\n%s", key, node.Describe(ctx))
+			Expect(now[key].State).To(Equal("running"), key)
+		}
+	})
+
+	It("makes the vanilla 1.18.6 exit at start (negative control)", func(ctx SpecContext) {
+		_, k, _, sandbox, _ := orphanNode(ctx, "vanilla")
+		Eventually(ctx, func() bool { done, _ := k.Exited(); return done }).WithTimeout(60*time.Second).WithPolling(framework.Poll).
+			Should(BeTrue(), "the vanilla kubelet kept running: the control no longer reproduces the bug\n%s", k.LogTail(40))
+		Expect(k.Log()).To(ContainSubstring(orphanError+" '"+sandbox+"'"), k.LogTail(20))
+	})
+})

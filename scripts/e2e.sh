@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the node e2e suites one by one (each is a Ginkgo label), so each
+# suite's time is printed and each gets its own JUnit report.
+#
+#   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out="$root/_output/e2e"
+mkdir -p "$out"
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan)
+summary=() failed=0
+for s in "${suites[@]}"; do
+  echo "==> e2e suite $s"
+  start=$(date +%s)
+  rc=0
+  (cd "$root/e2e" && go test ./node -count=1 -timeout 30m -v \
+      -ginkgo.label-filter="$s" -ginkgo.v \
+      -ginkgo.junit-report="$out/junit-$s.xml") 2>&1 | tee "$out/$s.log" || rc=$?
+  secs=$(( $(date +%s) - start ))
+  if [ "$rc" -eq 0 ] && grep -q 'Ran [1-9][0-9]* of' "$out/$s.log"; then
+    summary+=("$(printf '%-14s passed  %4ds' "$s" "$secs")")
+  else
+    # A suite that ran no spec is a failure too, not a pass.
+    summary+=("$(printf '%-14s FAILED  %4ds' "$s" "$secs")"); failed=1
+  fi
+done
+echo "==> e2e summary (reports and kubelet logs under _output/e2e/)"
+printf '  %s\n' "${summary[@]}"
+exit $failed

@@ -56,6 +56,7 @@ test: $(TOOLCHAIN) ## Unit tests of the CLI, then a real vanilla build whose bin
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(MAKE) --no-print-directory verify-checksums VERSION=1.9.11
+	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 

@@ -86,7 +86,7 @@ func (c Container) Key() string {
 	if c.Labels[LabelDockerType] == "podsandbox" {
 		name = "POD"
 	}
-	return c.Labels[LabelPodName] + "/" + name
+	return PodName(c.Labels[LabelPodName]) + "/" + name
 }
 
 // KubeContainers lists every container (running or not) kubelet created.

@@ -19,6 +19,13 @@ import (
 	"time"
 )
 
+// NodeName is the kubelets' --hostname-override. Static pods are named
+// <manifest name>-<node name>; PodName strips the suffix again.
+const NodeName = "e2e-node"
+
+// PodName returns the manifest name of a static pod's full name.
+func PodName(full string) string { return strings.TrimSuffix(full, "-"+NodeName) }
+
 // Ports the kubelets serve on loopback for observation.
 const (
 	ReadOnlyPort = 10255
@@ -87,7 +94,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--root-dir=" + cfg.RootDir,
 		"--pod-infra-container-image=" + cfg.PauseImage,
 		"--cgroup-driver=cgroupfs",
-		"--hostname-override=e2e-node",
+		"--hostname-override=" + NodeName,
 		"--address=127.0.0.1",
 		fmt.Sprintf("--read-only-port=%d", ReadOnlyPort),
 		fmt.Sprintf("--healthz-port=%d", HealthzPort),
@@ -233,7 +240,7 @@ func (k *Kubelet) Pods(ctx context.Context) (map[string]PodStatus, error) {
 			ps.Containers[c.Name] = ContainerStatus{Ready: c.Ready, Running: c.State.Running != nil, Terminated: c.State.Terminated != nil,
 				RestartCount: c.RestartCount, ContainerID: strings.TrimPrefix(c.ContainerID, "docker://")}
 		}
-		out[p.Metadata.Name] = ps
+		out[PodName(p.Metadata.Name)] = ps
 	}
 	return out, nil
 }

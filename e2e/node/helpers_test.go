@@ -58,23 +58,20 @@ func startKubelet(ctx context.Context, node *framework.Node, release, variant st
 	return k
 }
 
-// waitRunning waits until every named container of every pod runs (init
-// containers: have terminated).
+// waitRunning waits until every container of every pod runs, as the
+// engine sees it (the read-only port of 1.7/1.9 reports no status in
+// standalone mode).
 func waitRunning(ctx context.Context, node *framework.Node, pods []framework.Pod) {
-	k := node.Kubelet()
 	Eventually(ctx, func() error {
-		status, err := k.Pods(ctx)
+		cs, err := node.Containers(ctx)
 		if err != nil {
 			return err
 		}
 		for _, p := range pods {
-			ps, ok := status[p.Name]
-			if !ok {
-				return fmt.Errorf("pod %s not reported yet", p.Name)
-			}
 			for _, c := range p.Containers {
-				if cs := ps.Containers[c["name"].(string)]; !cs.Running || !cs.Ready {
-					return fmt.Errorf("pod %s container %s not running and ready: %+v", p.Name, c["name"], cs)
+				key := p.Name + "/" + c["name"].(string)
+				if cs[key].State != "running" {
+					return fmt.Errorf("%s is not running (%q)", key, cs[key].State)
 				}
 			}
 		}

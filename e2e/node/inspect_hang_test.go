@@ -56,9 +56,9 @@ func hungNode(ctx context.Context, variant string) (node *framework.Node, k *fra
 	return node, k, proxy, hungID, events
 }
 
-func secondRunning(ctx context.Context, k *framework.Kubelet) bool {
-	pods, err := k.Pods(ctx)
-	return err == nil && pods["second"].Containers["app"].Running
+func secondRunning(ctx context.Context, node *framework.Node) bool {
+	cs, err := node.Containers(ctx)
+	return err == nil && cs["second/app"].State == "running"
 }
 
 func expectHungContainerKept(ctx context.Context, node *framework.Node, hungID string, events *framework.EventLog) {
@@ -73,7 +73,7 @@ var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), f
 		node, k, proxy, hungID, events := hungNode(ctx, "patched")
 		start := k.Started()
 
-		Eventually(ctx, func() bool { return secondRunning(ctx, k) }).
+		Eventually(ctx, func() bool { return secondRunning(ctx, node) }).
 			WithTimeout(2*inspectDeadline+20*time.Second).WithPolling(framework.Poll).
 			Should(BeTrue(), func() string { return node.Describe(ctx) })
 		GinkgoWriter.Printf("second pod running %s after kubelet start\n", time.Since(start).Round(100*time.Millisecond))
@@ -100,7 +100,7 @@ var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), f
 	It("keeps the vanilla 1.9.11 node NotReady (negative control)", func(ctx SpecContext) {
 		node, k, proxy, hungID, events := hungNode(ctx, "vanilla")
 		start := k.Started()
-		Consistently(ctx, func() bool { return secondRunning(ctx, k) }).
+		Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
 			WithTimeout(time.Until(start.Add(vanillaWatch))).WithPolling(2*time.Second).
 			Should(BeFalse(), "the vanilla kubelet started the second pod: the control no longer reproduces the bug")
 		Expect(proxy.HeldRequests()).NotTo(BeEmpty(), "the proxy never held an inspect: the test did not exercise the hang")

@@ -38,6 +38,14 @@ verify-checksums: $(TOOLCHAIN) ## Compare built kubelets with CHECKSUMS (shows e
 update-checksums: $(TOOLCHAIN) ## Record the built kubelets' sha256 in CHECKSUMS
 	@$(CLI) update-checksums $(if $(VERSION),--release "$(VERSION)")
 
+.PHONY: hash
+hash: $(TOOLCHAIN) ## Container hashes a build writes: make -s hash VERSION=1.9.11 VARIANT=vanilla PODS=pods.yaml
+	@$(CLI) hash --release "$(VERSION)" --variant "$(VARIANT)" --pods "$(PODS)"
+
+.PHONY: preflight
+preflight: $(TOOLCHAIN) ## Which containers a switch recreates: make preflight FROM=1.7.5 TO=1.9.11 PODS=pods.yaml [FORMAT=json]
+	@$(CLI) preflight --from "$(FROM)" --to "$(TO)" --pods "$(PODS)" --format "$(or $(FORMAT),table)"
+
 .PHONY: smoke
 smoke: $(TOOLCHAIN) ## Check a built kubelet starts cAdvisor and dials Docker: make smoke VERSION=1.9.11 [VARIANT=...]
 	@$(CLI) smoke --release "$(VERSION)" --variant "$(VARIANT)"
@@ -56,9 +64,14 @@ test: $(TOOLCHAIN) ## Unit tests of the CLI, then a real vanilla build whose bin
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(MAKE) --no-print-directory verify-checksums VERSION=1.9.11
+	$(CLI) hash-crosscheck --count 1000
 	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
+
+.PHONY: bench-hash
+bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
+	@$(CLI) bench-hash --release "$(VERSION)" --variant "$(VARIANT)" --count 10000
 
 .PHONY: test-tree
 test-tree: $(TOOLCHAIN) ## In-tree tests of every package a release's fixes touch: make test-tree VERSION=1.9.11 [RUN=regexp]

@@ -12,6 +12,6 @@ import (
 func main() {
 	if err := cli.Run(cli.Streams{Out: os.Stdout, Err: os.Stderr}, os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "ERROR: %v\n", err)
-		os.Exit(1)
+		os.Exit(cli.ExitCode(err))
 	}
 }

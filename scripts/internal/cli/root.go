@@ -58,6 +58,10 @@ func newRoot(s Streams) *cobra.Command {
 		newSmokeCmd(s, g),
 		newGenSchemaCmd(s, g),
 		newTestTreeCmd(s, g),
+		newHashCmd(s, g),
+		newPreflightCmd(s, g),
+		newCrosscheckCmd(s, g),
+		newBenchHashCmd(s, g),
 		newVerifyCmd(s, g),
 	)
 	return cmd

@@ -157,10 +157,10 @@ func corpus() map[string]*v1.Container {
 		"subPath mounts and mount propagation": {Name: "mounts", Image: "busybox", VolumeMounts: []v1.VolumeMount{
 			{Name: "data", MountPath: "/data", SubPath: "app"},
 			{Name: "host", MountPath: "/host", ReadOnly: true, MountPropagation: &prop}}},
-		"init container": {Name: "init", Image: "busybox", Command: []string{"sh", "-c"}, Args: []string{"echo init > /work/x"}, WorkingDir: "/work"},
-		"stdin and tty": {Name: "tty", Image: "busybox", Stdin: true, StdinOnce: true, TTY: true},
+		"init container":         {Name: "init", Image: "busybox", Command: []string{"sh", "-c"}, Args: []string{"echo init > /work/x"}, WorkingDir: "/work"},
+		"stdin and tty":          {Name: "tty", Image: "busybox", Stdin: true, StdinOnce: true, TTY: true},
 		"1.9-only volumeDevices": {Name: "block", Image: "busybox", VolumeDevices: []v1.VolumeDevice{{Name: "blk", DevicePath: "/dev/xvda"}}},
-		"empty volumeDevices": {Name: "block0", Image: "busybox", VolumeDevices: []v1.VolumeDevice{}},
+		"empty volumeDevices":    {Name: "block0", Image: "busybox", VolumeDevices: []v1.VolumeDevice{}},
 	}
 }
 

@@ -1,0 +1,23 @@
+package config
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/kubernetes/pkg/api"
+	"k8s.io/kubernetes/pkg/api/v1"
+)
+
+// DecodeStaticPod decodes one pod manifest exactly as the kubelet's file
+// source decodes a static pod: the release's own decoding, defaulting,
+// static pod name and UID, and validation. Added for the toolchain's
+// container hash preflight (cmd/podhash); the kubelet never calls it.
+func DecodeStaticPod(data []byte, source string, nodeName types.NodeName) (*v1.Pod, error) {
+	parsed, pod, err := tryDecodeSinglePod(data, func(pod *api.Pod) error {
+		return applyDefaults(pod, source, true, nodeName)
+	})
+	if !parsed && err == nil {
+		err = fmt.Errorf("not a pod")
+	}
+	return pod, err
+}

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/podhash"
+)
+
+// gates1_9 lets 1.9's static pod validation accept mountPropagation (alpha
+// in 1.9), as a kubelet started with that gate does.
+const gates1_9 = "MountPropagation=true"
+
+func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
+	var count int
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "hash-crosscheck",
+		Short: "Property test across releases: hash(1.7.5 vanilla) == hash(1.9.11 patched) != hash(1.9.11 vanilla) for a generated corpus",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			m, err := g.loadMatrix()
+			if err != nil {
+				return err
+			}
+			dir := filepath.Join(m.OutputDir(), "crosscheck")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			a, b := filepath.Join(dir, "corpus.json"), filepath.Join(dir, "corpus-new-images.json")
+			n, err := podhash.Corpus(a, count, seed, "", true)
+			if err != nil {
+				return err
+			}
+			if _, err := podhash.Corpus(b, count, seed, "-new", true); err != nil {
+				return err
+			}
+			count = n
+			run := func(release string, v matrix.Variant, gates, pods string) ([]podhash.Result, error) {
+				h, err := helper(ctx, s, g, release, v)
+				if err != nil {
+					return nil, err
+				}
+				h.Gates = gates
+				return h.Hash(ctx, pods, nil)
+			}
+			var res [5][]podhash.Result
+			for i, step := range []struct {
+				release     string
+				v           matrix.Variant
+				gates, pods string
+			}{{"1.7.5", matrix.Vanilla, "", a}, {"1.9.11", matrix.Patched, gates1_9, a}, {"1.9.11", matrix.Vanilla, gates1_9, a},
+				{"1.7.5", matrix.Vanilla, "", b}, {"1.9.11", matrix.Patched, gates1_9, b}} {
+				if res[i], err = run(step.release, step.v, step.gates, step.pods); err != nil {
+					return err
+				}
+			}
+			old, patched, vanilla, oldNew, patchedNew := res[0], res[1], res[2], res[3], res[4]
+			for _, r := range res {
+				if len(r) != count {
+					return fmt.Errorf("a helper reported %d containers, the corpus has %d", len(r), count)
+				}
+			}
+			var bad []string
+			report := func(format string, args ...any) {
+				if len(bad) < 10 {
+					bad = append(bad, fmt.Sprintf(format, args...))
+				}
+			}
+			mismatches := 0
+			for i := range old {
+				k := old[i].Key()
+				switch {
+				case old[i].Hash != patched[i].Hash:
+					report("%s: 1.7.5 %d, patched 1.9.11 %d", k, old[i].Hash, patched[i].Hash)
+				case vanilla[i].Hash == old[i].Hash:
+					report("%s: vanilla 1.9.11 agrees with 1.7.5 (%d): the corpus no longer shows the bug", k, old[i].Hash)
+				case oldNew[i].Hash == old[i].Hash || patchedNew[i].Hash == patched[i].Hash:
+					report("%s: a new image leaves the hash unchanged", k)
+				default:
+					continue
+				}
+				mismatches++
+			}
+			data, _ := os.ReadFile(a)
+			newer := strings.Count(string(data), "allowPrivilegeEscalation") + strings.Count(string(data), "mountPropagation")
+			if mismatches > 0 {
+				return fmt.Errorf("%d of %d containers break the property (first ones):\n  %s", mismatches, count, strings.Join(bad, "\n  "))
+			}
+			fmt.Fprintf(s.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields): 1.7.5 vanilla == 1.9.11 patched for all, 1.9.11 vanilla differs for all, a new image changes both\n", count, newer)
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&count, "count", 1000, "containers in the generated corpus")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "corpus seed")
+	return cmd
+}
+
+func newBenchHashCmd(s Streams, g *globals) *cobra.Command {
+	var release, variant string
+	var count int
+	cmd := &cobra.Command{
+		Use:   "bench-hash",
+		Short: "Benchmark: hash a generated corpus of containers with a release's helper (built first, not timed)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v, err := parseVariant(variant)
+			if err != nil {
+				return err
+			}
+			h, err := helper(cmd.Context(), s, g, release, v)
+			if err != nil {
+				return err
+			}
+			m, _ := g.loadMatrix()
+			pods := filepath.Join(m.OutputDir(), "crosscheck", fmt.Sprintf("bench-%d.json", count))
+			os.MkdirAll(filepath.Dir(pods), 0o755)
+			count, err = podhash.Corpus(pods, count, 7, "", false)
+			if err != nil {
+				return err
+			}
+			best := time.Duration(1<<63 - 1)
+			for i := 0; i < 3; i++ {
+				start := time.Now()
+				res, err := h.Hash(cmd.Context(), pods, nil)
+				if err != nil {
+					return err
+				}
+				if len(res) != count {
+					return fmt.Errorf("hashed %d of %d containers", len(res), count)
+				}
+				best = min(best, time.Since(start))
+			}
+			fmt.Fprintf(s.Out, "bench-hash %s %s: %d containers in %s (best of 3; %.1f us/container; target < 2s)\n",
+				release, v, count, best.Round(time.Millisecond), float64(best.Microseconds())/float64(count))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
+	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
+	cmd.Flags().IntVar(&count, "count", 10000, "containers")
+	return cmd
+}

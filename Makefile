@@ -57,17 +57,18 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests of the CLI, then a real vanilla build whose binary is checked
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed), in-tree tests of the fixes
 	scripts/prereqs.sh
 	cd scripts && go test ./...
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
-	$(MAKE) --no-print-directory verify-checksums VERSION=1.9.11
 	$(CLI) hash-crosscheck --count 1000
 	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
+	$(CLI) smoke --release 1.9.11 --variant patched
+	$(MAKE) --no-print-directory verify-checksums
 
 .PHONY: bench-hash
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
@@ -95,6 +96,25 @@ engine-down: ## Stop the Docker Engine the e2e started
 .PHONY: bench-build
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11
 	@$(CLI) bench-build --release "$(VERSION)" --variant "$(VARIANT)"
+
+##@ Packaging
+
+.PHONY: package
+package: $(TOOLCHAIN) ## Release artifacts (tarballs, SBOM, .deb, SHA256SUMS) in _output/<release>/dist/: make package VERSION=1.9.11 [VARIANT=...]
+	@$(CLI) package --release "$(VERSION)" --variant "$(VARIANT)"
+
+.PHONY: check-package
+check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuild from the source tarball (same sha256), SBOM, .deb installed in a scratch root
+	@$(CLI) check-package --release "$(VERSION)" --variant "$(VARIANT)"
+
+# OUT=<dir> on the command line also replaces the OUT the CLI's path is made
+# from, so export-patches builds and runs the CLI at its fixed path itself.
+EXPORT_CLI := _output/bin/toolchain
+
+.PHONY: export-patches
+export-patches: ## Write a release's series as quilt patches: make export-patches VERSION=1.9.11 OUT=<dir> [VARIANT=...]
+	@cd scripts && go build -o ../$(EXPORT_CLI) ./cmd/toolchain
+	@$(EXPORT_CLI) --root . export-patches --release "$(VERSION)" --variant "$(VARIANT)" --out "$(if $(filter command line,$(origin OUT)),$(OUT))"
 
 ##@ Helpers
 

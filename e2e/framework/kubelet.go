@@ -3,7 +3,6 @@ package framework
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -196,64 +195,6 @@ func (k *Kubelet) LogTimes(s string) []time.Time {
 func (k *Kubelet) Healthy(ctx context.Context) bool {
 	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", HealthzPort))
 	return err == nil && strings.TrimSpace(body) == "ok"
-}
-
-// PodStatus is what the read-only port says of one pod.
-type PodStatus struct {
-	Name, UID  string
-	Phase      string
-	Containers map[string]ContainerStatus // by container name (init containers too)
-}
-
-// ContainerStatus is one container's status.
-type ContainerStatus struct {
-	Ready        bool
-	Running      bool
-	Terminated   bool
-	RestartCount int
-	ContainerID  string
-}
-
-// Pods lists the pods the kubelet reports on its read-only port.
-func (k *Kubelet) Pods(ctx context.Context) (map[string]PodStatus, error) {
-	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/pods", ReadOnlyPort))
-	if err != nil {
-		return nil, err
-	}
-	var list struct {
-		Items []struct {
-			Metadata struct{ Name, UID string } `json:"metadata"`
-			Status   struct {
-				Phase                 string      `json:"phase"`
-				ContainerStatuses     []rawStatus `json:"containerStatuses"`
-				InitContainerStatuses []rawStatus `json:"initContainerStatuses"`
-			} `json:"status"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(body), &list); err != nil {
-		return nil, err
-	}
-	out := map[string]PodStatus{}
-	for _, p := range list.Items {
-		ps := PodStatus{Name: p.Metadata.Name, UID: p.Metadata.UID, Phase: p.Status.Phase, Containers: map[string]ContainerStatus{}}
-		for _, c := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
-			ps.Containers[c.Name] = ContainerStatus{Ready: c.Ready, Running: c.State.Running != nil, Terminated: c.State.Terminated != nil,
-				RestartCount: c.RestartCount, ContainerID: strings.TrimPrefix(c.ContainerID, "docker://")}
-		}
-		out[PodName(p.Metadata.Name)] = ps
-	}
-	return out, nil
-}
-
-type rawStatus struct {
-	Name         string `json:"name"`
-	Ready        bool   `json:"ready"`
-	RestartCount int    `json:"restartCount"`
-	ContainerID  string `json:"containerID"`
-	State        struct {
-		Running    *struct{} `json:"running"`
-		Terminated *struct{} `json:"terminated"`
-	} `json:"state"`
 }
 
 func get(ctx context.Context, url string) (string, error) {

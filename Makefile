@@ -12,8 +12,8 @@ export GOTOOLCHAIN ?= go1.26.8
 # Never pick up a go.work from outside the repository.
 export GOFLAGS := -buildvcs=false
 
-OUT := _output
-TOOLCHAIN := $(OUT)/bin/toolchain
+OUTPUT := _output
+TOOLCHAIN := $(OUTPUT)/bin/toolchain
 CLI := $(TOOLCHAIN) --root .
 
 ##@ Build
@@ -69,6 +69,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
 	$(MAKE) --no-print-directory verify-checksums
+	$(MAKE) --no-print-directory package VERSION=1.9.11
+	$(MAKE) --no-print-directory check-package VERSION=1.9.11
 
 .PHONY: bench-hash
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
@@ -107,14 +109,9 @@ package: $(TOOLCHAIN) ## Release artifacts (tarballs, SBOM, .deb, SHA256SUMS) in
 check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuild from the source tarball (same sha256), SBOM, .deb installed in a scratch root
 	@$(CLI) check-package --release "$(VERSION)" --variant "$(VARIANT)"
 
-# OUT=<dir> on the command line also replaces the OUT the CLI's path is made
-# from, so export-patches builds and runs the CLI at its fixed path itself.
-EXPORT_CLI := _output/bin/toolchain
-
 .PHONY: export-patches
-export-patches: ## Write a release's series as quilt patches: make export-patches VERSION=1.9.11 OUT=<dir> [VARIANT=...]
-	@cd scripts && go build -o ../$(EXPORT_CLI) ./cmd/toolchain
-	@$(EXPORT_CLI) --root . export-patches --release "$(VERSION)" --variant "$(VARIANT)" --out "$(if $(filter command line,$(origin OUT)),$(OUT))"
+export-patches: $(TOOLCHAIN) ## Write a release's series as quilt patches: make export-patches VERSION=1.9.11 OUT=<dir> [VARIANT=...]
+	@$(CLI) export-patches --release "$(VERSION)" --variant "$(VARIANT)" --out "$(OUT)"
 
 ##@ Helpers
 
@@ -131,7 +128,7 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas of the le
 
 .PHONY: clean
 clean: ## Remove _output/ (trees, binaries); the Go caches stay
-	@chmod -R u+w $(OUT) 2>/dev/null; rm -rf $(OUT)
+	@chmod -R u+w $(OUTPUT) 2>/dev/null; rm -rf $(OUTPUT)
 
 .PHONY: help
 help: ## Show this help

@@ -63,6 +63,9 @@ func newRoot(s Streams) *cobra.Command {
 		newCrosscheckCmd(s, g),
 		newBenchHashCmd(s, g),
 		newVerifyCmd(s, g),
+		newPackageCmd(s, g),
+		newCheckPackageCmd(s, g),
+		newExportPatchesCmd(s, g),
 	)
 	return cmd
 }

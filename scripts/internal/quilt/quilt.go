@@ -157,7 +157,7 @@ func AddedFilePatch(rel string, data []byte, from, date, series string) ([]byte,
 	fmt.Fprintf(&b, "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n")
 	fmt.Fprintf(&b, "From: %s\nDate: %s\n", from, date)
 	fmt.Fprintf(&b, "Subject: [PATCH] %s: add %s\n\n", series, rel)
-	fmt.Fprintf(&b, "Generated from overlay/%s/%s: the build copies this new file in\nwhole; as a patch it travels with the rest of the series.\n---\n", series, rel)
+	fmt.Fprintf(&b, "New file from overlay/%s/%s.\nThe build copies overlay files in whole; as a patch this one travels\nwith the rest of the series.\n---\n", series, rel)
 	blob := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(data))), data...))
 	fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file mode 100644\nindex 0000000..%s\n--- /dev/null\n+++ b/%s\n", rel, rel, hex.EncodeToString(blob[:])[:7], rel)
 	if len(lines) == 1 {

@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/dist"
+)
+
+type packageFlags struct {
+	release string
+	variant string
+}
+
+func newPackageCmd(s Streams, g *globals) *cobra.Command {
+	f := &packageFlags{}
+	cmd := &cobra.Command{
+		Use:   "package",
+		Short: "Build (or reuse) the kubelet and write its release artifacts to _output/<release>/dist/",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			built, err := buildKubelet(ctx, s, g, &kubeletFlags{release: f.release, variant: f.variant})
+			if err != nil {
+				return err
+			}
+			m, r, err := g.release(f.release)
+			if err != nil {
+				return err
+			}
+			v, err := parseVariant(f.variant)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			fmt.Fprintf(s.Err, "==> package: %s %s\n", r.Release, v)
+			res, err := dist.Package(ctx, dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256, Log: s.Err})
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(m.Root, res.Dir)
+			fmt.Fprintf(s.Out, "%s: kubelet %s (%d dependency modules, %d patches) in %s\n", rel, res.Version, res.Modules, res.Patches, time.Since(start).Round(100*time.Millisecond))
+			for _, a := range res.Artifacts {
+				fmt.Fprintf(s.Out, "  %s  %8.1f MiB  %s\n", a.SHA256, float64(a.Size)/(1<<20), a.Name)
+			}
+			fmt.Fprintf(s.Out, "  (sums in %s/%s)\n", rel, dist.SumsFile)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.release, "release", "", "release to package, e.g. 1.9.11")
+	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	return cmd
+}
+
+type checkPackageFlags struct {
+	packageFlags
+	cold bool
+	keep bool
+}
+
+func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
+	f := &checkPackageFlags{}
+	cmd := &cobra.Command{
+		Use:   "check-package",
+		Short: "Check a release's artifacts: sums, a rebuild from the source tarball with the same sha256, the SBOM, the .deb installed into a throwaway root",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			m, r, err := g.release(f.release)
+			if err != nil {
+				return err
+			}
+			v, err := parseVariant(f.variant)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			res, err := dist.Check(ctx, dist.CheckOptions{Options: dist.Options{Matrix: m, Release: r, Variant: v, Log: s.Out}, ColdCache: f.cold, Keep: f.keep})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "package %s of %s %s checked in %s (rebuild %s)\n", dist.Version(r, v), r.Release, v, time.Since(start).Round(100*time.Millisecond), res.RebuildTook.Round(100*time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.release, "release", "", "release whose artifacts to check, e.g. 1.9.11")
+	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	cmd.Flags().BoolVar(&f.cold, "cold-cache", false, "rebuild with an empty GOCACHE, as a packager's first build (slower)")
+	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the extracted tree the rebuild ran in")
+	return cmd
+}

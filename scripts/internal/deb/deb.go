@@ -1,0 +1,385 @@
+// Package deb builds the kubelet .deb with Debian's own dpkg-deb and checks
+// one: its control fields and file list (dpkg-deb -I / -c), then an
+// install into a throwaway root with dpkg --root and `kubelet --version`
+// run from there.
+package deb
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+// Package is the Debian package name. It is the name upstream's own
+// packages use, so this build upgrades or replaces one in place.
+const Package = "kubelet"
+
+const maintainer = "Kubelet Toolchain <toolchain@kubelet-toolchain.invalid>"
+
+// Installed paths.
+const (
+	BinPath     = "usr/bin/kubelet"
+	UnitPath    = "lib/systemd/system/kubelet.service"
+	DefaultPath = "etc/default/kubelet"
+)
+
+// Options describe one .deb.
+type Options struct {
+	Release *matrix.Release
+	Variant matrix.Variant
+	// Version is the Debian version, <upstream>+<series>.
+	Version string
+	Binary  string
+	SHA256  string
+	// Out is the .deb to write.
+	Out string
+}
+
+// FileName is the conventional name of the .deb: name_version_arch.deb.
+func FileName(version string) string { return fmt.Sprintf("%s_%s_amd64.deb", Package, version) }
+
+// Build stages the package tree in a temporary directory next to Out and
+// runs dpkg-deb on it. Every file gets the release's build date as mtime
+// and dpkg-deb gets it as SOURCE_DATE_EPOCH; owners are root:root.
+func Build(ctx context.Context, o Options) error {
+	if _, err := exec.LookPath("dpkg-deb"); err != nil {
+		return fmt.Errorf("dpkg-deb is needed to build the .deb (Debian package dpkg): %w", err)
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(o.Out), ".deb-stage-")
+	if err != nil {
+		return err
+	}
+	defer fsutil.RemoveAll(stage)
+	r := o.Release
+	depends, err := Depends(o.Binary)
+	if err != nil {
+		return err
+	}
+	files := map[string]struct {
+		data []byte
+		src  string
+		mode os.FileMode
+	}{
+		DefaultPath:                       {data: []byte(defaultFile(r, o.Variant)), mode: 0o644},
+		UnitPath:                          {data: []byte(unitFile(r, o.Variant)), mode: 0o644},
+		BinPath:                           {src: o.Binary, mode: 0o755},
+		"usr/share/doc/kubelet/copyright": {data: []byte(copyrightFile(r)), mode: 0o644},
+	}
+	var size int64
+	for rel, f := range files {
+		dst := filepath.Join(stage, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if f.src != "" {
+			if err := fsutil.CopyFile(f.src, dst); err != nil {
+				return err
+			}
+		} else if err := os.WriteFile(dst, f.data, f.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(dst, f.mode); err != nil {
+			return err
+		}
+		fi, err := os.Stat(dst)
+		if err != nil {
+			return err
+		}
+		size += (fi.Size() + 1023) / 1024
+	}
+	control := controlFile(r, o, depends, size)
+	if err := os.MkdirAll(filepath.Join(stage, "DEBIAN"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "control"), []byte(control), 0o644); err != nil {
+		return err
+	}
+	// /etc/default/kubelet is the admin's: dpkg keeps their edits on upgrade.
+	if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "conffiles"), []byte("/"+DefaultPath+"\n"), 0o644); err != nil {
+		return err
+	}
+	mtime := r.BuildDate.UTC()
+	if err := filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if err := os.Chmod(p, 0o755); err != nil {
+				return err
+			}
+		}
+		return os.Chtimes(p, mtime, mtime)
+	}); err != nil {
+		return err
+	}
+	tmp := o.Out + ".tmp"
+	defer os.Remove(tmp)
+	if _, err := execx.Run(ctx, execx.Cmd{
+		Name: "dpkg-deb",
+		// xz, single-threaded: the same bytes on any machine.
+		Args: []string{"--root-owner-group", "-Zxz", "--threads-max=1", "--build", stage, tmp},
+		Env:  []string{fmt.Sprintf("SOURCE_DATE_EPOCH=%d", mtime.Unix())},
+	}); err != nil {
+		return err
+	}
+	return os.Rename(tmp, o.Out)
+}
+
+// Depends computes the Depends field: libc6 at the newest GLIBC symbol
+// version a dynamically linked (cgo) binary needs, then the tools kubelet
+// execs on every node.
+func Depends(binary string) (string, error) {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	deps := []string{}
+	libs, _ := f.ImportedLibraries()
+	if len(libs) > 0 {
+		syms, err := f.ImportedSymbols()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", binary, err)
+		}
+		newest := ""
+		for _, s := range syms {
+			if v, ok := strings.CutPrefix(s.Version, "GLIBC_"); ok && versionLess(newest, v) {
+				newest = v
+			}
+		}
+		for _, l := range libs {
+			if !strings.HasPrefix(l, "libc.so.") && !strings.HasPrefix(l, "libpthread.so.") && !strings.HasPrefix(l, "libdl.so.") {
+				return "", fmt.Errorf("%s links %s, which the package does not know a dependency for", binary, l)
+			}
+		}
+		if newest != "" {
+			deps = append(deps, "libc6 (>= "+newest+")")
+		} else {
+			deps = append(deps, "libc6")
+		}
+	}
+	// iptables: kubelet programs the KUBE-* chains; mount: volume mounts.
+	deps = append(deps, "iptables", "mount")
+	return strings.Join(deps, ", "), nil
+}
+
+var numRE = regexp.MustCompile(`[0-9]+`)
+
+func versionLess(a, b string) bool {
+	if a == "" {
+		return true
+	}
+	as, bs := numRE.FindAllString(a, -1), numRE.FindAllString(b, -1)
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, _ := strconv.Atoi(as[i])
+		y, _ := strconv.Atoi(bs[i])
+		if x != y {
+			return x < y
+		}
+	}
+	return len(as) < len(bs)
+}
+
+func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) string {
+	series := r.Series.For(o.Variant)
+	what := "upstream with no patch series"
+	if len(series) > 0 {
+		what = "with the patch series " + strings.Join(series, ", ") + " applied"
+	}
+	fields := [][2]string{
+		{"Package", Package},
+		{"Version", o.Version},
+		{"Architecture", "amd64"},
+		{"Maintainer", maintainer},
+		{"Installed-Size", strconv.FormatInt(sizeKiB, 10)},
+		{"Depends", depends},
+		// conntrack/ebtables/ethtool/socat: kube-proxy modes, bridge
+		// filtering, hairpin checks and port-forward use them when there.
+		{"Recommends", "conntrack, ebtables, ethtool, iproute2, socat"},
+		// The dockershim of these releases talks to a Docker Engine.
+		{"Suggests", "docker.io | docker-ce"},
+		// Debian's own kubernetes-node shipped /usr/bin/kubelet too.
+		{"Conflicts", "kubernetes-node"},
+		{"Replaces", "kubernetes-node"},
+		{"Section", "admin"},
+		{"Priority", "optional"},
+		{"Description", fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion, o.Variant) + wrap(fmt.Sprintf(
+			"The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (`kubelet --version`: Kubernetes %s).",
+			r.ModuleVersion, what, r.GitVersion(o.Variant))) + " .\n" + wrap(fmt.Sprintf(
+			"Binary sha256: %s. Configure flags in /etc/default/kubelet; enable with `systemctl enable --now kubelet`.", o.SHA256))},
+	}
+	var b strings.Builder
+	for _, f := range fields {
+		fmt.Fprintf(&b, "%s: %s\n", f[0], strings.TrimSuffix(f[1], "\n"))
+	}
+	return b.String()
+}
+
+// wrap formats text as extended-description lines: a leading space, at
+// most about 72 columns, each ending in a newline.
+func wrap(text string) string {
+	var b, line strings.Builder
+	for _, w := range strings.Fields(text) {
+		if line.Len() > 0 && line.Len()+1+len(w) > 72 {
+			b.WriteString(" " + line.String() + "\n")
+			line.Reset()
+		}
+		if line.Len() > 0 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(w)
+	}
+	if line.Len() > 0 {
+		b.WriteString(" " + line.String() + "\n")
+	}
+	return b.String()
+}
+
+func unitFile(r *matrix.Release, v matrix.Variant) string {
+	return fmt.Sprintf(`[Unit]
+Description=kubelet: the Kubernetes node agent (%s)
+Wants=network-online.target
+After=network-online.target docker.service
+
+[Service]
+EnvironmentFile=-/etc/default/kubelet
+ExecStart=/usr/bin/kubelet $KUBELET_ARGS
+Restart=always
+RestartSec=10
+# kubelet manages cgroups and containers for the whole node.
+KillMode=process
+Delegate=yes
+
+[Install]
+WantedBy=multi-user.target
+`, r.GitVersion(v))
+}
+
+func defaultFile(r *matrix.Release, v matrix.Variant) string {
+	return fmt.Sprintf(`# Flags for kubelet %s, read by kubelet.service:
+#   ExecStart=/usr/bin/kubelet $KUBELET_ARGS
+# For example (this release's flags; check kubelet --help):
+#   KUBELET_ARGS="--kubeconfig=/etc/kubernetes/kubelet.conf --pod-infra-container-image=%s"
+KUBELET_ARGS=""
+`, r.GitVersion(v), r.PauseImage)
+}
+
+func copyrightFile(r *matrix.Release) string {
+	return fmt.Sprintf(`Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: kubernetes
+Comment: kubelet built from the Go module k8s.io/kubernetes@%s with its
+ vendored dependencies; their modules and versions are listed in the SPDX
+ document released next to this package.
+
+Files: *
+Copyright: The Kubernetes Authors
+License: Apache-2.0
+ On Debian systems the full text is in /usr/share/common-licenses/Apache-2.0.
+`, r.ModuleVersion)
+}
+
+// Check inspects deb with dpkg-deb -I and -c, installs it into a throwaway
+// root with dpkg --root (dependencies not installed there, so forced), runs
+// the installed kubelet --version and returns its output. wantVersion is
+// the Debian version, wantKubelet what --version must print; the root is
+// made under tmpParent and removed.
+func Check(ctx context.Context, debPath, wantVersion, wantKubelet, tmpParent string, log io.Writer) (string, error) {
+	info, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-I", debPath}})
+	if err != nil {
+		return "", err
+	}
+	fields, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-f", debPath, "Package", "Version", "Architecture"}})
+	if err != nil {
+		return "", err
+	}
+	want := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: amd64\n", Package, wantVersion)
+	if string(fields) != want {
+		return "", fmt.Errorf("%s: control fields\n%s\nwant\n%s\n(dpkg-deb -I:\n%s)", debPath, fields, want, info)
+	}
+	list, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-c", debPath}})
+	if err != nil {
+		return "", err
+	}
+	var entries []string
+	for _, l := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 {
+			continue
+		}
+		if f[1] != "root/root" {
+			return "", fmt.Errorf("%s: %s is owned by %s, not root/root", debPath, f[len(f)-1], f[1])
+		}
+		entries = append(entries, strings.TrimPrefix(f[5], "./"))
+		if strings.HasPrefix(f[5], "./"+BinPath) && !strings.HasPrefix(f[0], "-rwxr-xr-x") {
+			return "", fmt.Errorf("%s: %s has mode %s", debPath, BinPath, f[0])
+		}
+	}
+	sort.Strings(entries)
+	for _, p := range []string{BinPath, UnitPath, DefaultPath} {
+		if i := sort.SearchStrings(entries, p); i == len(entries) || entries[i] != p {
+			return "", fmt.Errorf("%s does not install /%s; it holds:\n%s", debPath, p, list)
+		}
+	}
+	fmt.Fprintf(log, "dpkg-deb -I %s:\n%s", filepath.Base(debPath), indent(string(info)))
+	fmt.Fprintf(log, "dpkg-deb -c %s:\n%s", filepath.Base(debPath), indent(string(list)))
+
+	root, err := os.MkdirTemp(tmpParent, ".deb-root-")
+	if err != nil {
+		return "", err
+	}
+	defer fsutil.RemoveAll(root)
+	admin := filepath.Join(root, "var", "lib", "dpkg")
+	for _, d := range []string{"info", "updates", "triggers"} {
+		if err := os.MkdirAll(filepath.Join(admin, d), 0o755); err != nil {
+			return "", err
+		}
+	}
+	for _, f := range []string{"status", "available"} {
+		if err := os.WriteFile(filepath.Join(admin, f), nil, 0o644); err != nil {
+			return "", err
+		}
+	}
+	start := time.Now()
+	out, err := execx.Run(ctx, execx.Cmd{Name: "dpkg", Args: []string{
+		"--root=" + root, "--log=/dev/null", "--force-depends", "--force-not-root", "--force-script-chrootless", "-i", debPath,
+	}})
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(log, "dpkg --root=<tmp> -i (%s):\n%s", time.Since(start).Round(10*time.Millisecond), indent(string(out)))
+	status, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-query", Args: []string{"--admindir=" + admin, "-W", "-f", "${Status} ${Version}", Package}})
+	if err != nil {
+		return "", err
+	}
+	if got := string(status); got != "install ok installed "+wantVersion {
+		return "", fmt.Errorf("dpkg records %s as %q in the throwaway root", Package, got)
+	}
+	ver, err := execx.Run(ctx, execx.Cmd{Name: filepath.Join(root, BinPath), Args: []string{"--version"}})
+	if err != nil {
+		return "", err
+	}
+	got := strings.TrimSpace(string(ver))
+	if got != wantKubelet {
+		return "", fmt.Errorf("installed kubelet --version prints %q, want %q", got, wantKubelet)
+	}
+	return got, nil
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "  " + strings.ReplaceAll(s, "\n", "\n  ") + "\n"
+}

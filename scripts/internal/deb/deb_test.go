@@ -1,0 +1,75 @@
+package deb
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+func TestVersionLess(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		less bool
+	}{{"", "2.2.5", true}, {"2.3.2", "2.34", true}, {"2.34", "2.3.2", false}, {"2.17", "2.17", false}, {"2.2", "2.2.5", true}} {
+		if got := versionLess(c.a, c.b); got != c.less {
+			t.Errorf("versionLess(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+// Builds a package around a stand-in binary (a dynamically linked system
+// tool), then runs the same check make check-package runs on the real one.
+func TestBuildAndCheck(t *testing.T) {
+	for _, tool := range []string{"dpkg-deb", "dpkg", "dpkg-query"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	bin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true(1)")
+	}
+	want, err := exec.Command(bin, "--version").Output()
+	if err != nil || len(want) == 0 {
+		t.Skip("true(1) has no --version here")
+	}
+	dir := t.TempDir()
+	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", BuildDate: time.Unix(1538170522, 0).UTC(),
+		Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8", PauseImage: "pause:3.0", Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+	out := filepath.Join(dir, FileName("1.9.11+k19-fixes"))
+	o := Options{Release: r, Variant: matrix.Patched, Version: "1.9.11+k19-fixes", Binary: bin, SHA256: strings.Repeat("0", 64), Out: out}
+	if err := Build(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(out)
+	if err := Build(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if second, _ := os.ReadFile(out); string(first) != string(second) {
+		t.Error("two builds of the same package differ")
+	}
+	deps, err := exec.Command("dpkg-deb", "-f", out, "Depends", "Conflicts").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(deps), "Depends: libc6 (>= 2.") || !strings.Contains(string(deps), "Conflicts: kubernetes-node") {
+		t.Errorf("fields:\n%s", deps)
+	}
+	got, err := Check(context.Background(), out, "1.9.11+k19-fixes", strings.TrimSpace(string(want)), dir, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != strings.TrimSpace(string(want)) {
+		t.Errorf("Check returned %q", got)
+	}
+	if _, err := Check(context.Background(), out, "1.9.11+other", strings.TrimSpace(string(want)), dir, io.Discard); err == nil {
+		t.Error("wrong version accepted")
+	}
+}

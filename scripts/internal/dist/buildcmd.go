@@ -1,0 +1,115 @@
+package dist
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+// The source tarball's top directory is a GOPATH: the tree is at
+// src/k8s.io/kubernetes under it, as it was built, so both eras build from
+// it unchanged (GOPATH mode needs that layout; module mode does not mind).
+const treeInSource = "src/k8s.io/kubernetes"
+
+// gopathMarker stands for the GOPATH in the compile command until it is
+// rendered as "$PWD" (the top directory of the extracted tarball).
+const gopathMarker = "/__GOPATH__"
+
+// BuildCommand is the one-line shell command that rebuilds the kubelet
+// from the top directory of the extracted source tarball, writing ./kubelet:
+// the same go build arguments and environment the toolchain used, so it
+// reproduces the binary's sha256 with the pinned Go toolchain.
+func BuildCommand(r *matrix.Release, v matrix.Variant) string {
+	p := build.Paths{GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
+	args, env := build.CompileCommand(r, v, p)
+	out := "kubelet"
+	var b []string
+	if r.Era == matrix.EraModules {
+		// Module mode builds from the tree; the output goes back to the top.
+		b = append(b, "cd", treeInSource, "&&")
+		out = strings.Repeat("../", strings.Count(treeInSource, "/")+1) + "kubelet"
+	}
+	b = append(b, "env")
+	for _, e := range env {
+		k, val, _ := strings.Cut(e, "=")
+		if strings.Contains(val, gopathMarker) {
+			b = append(b, k+`="$PWD`+strings.TrimPrefix(val, gopathMarker)+`"`)
+			continue
+		}
+		b = append(b, k+"="+shellQuote(val))
+	}
+	b = append(b, "go")
+	for _, a := range args {
+		b = append(b, shellQuote(a))
+	}
+	b = append(b, "-o", out, build.KubeletPackage(r))
+	return strings.Join(b, " ")
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]*$`)
+
+// shellQuote quotes s for sh, preferring the most readable form.
+func shellQuote(s string) string {
+	switch {
+	case s == "":
+		return ""
+	case shellSafe.MatchString(s):
+		return s
+	case !strings.ContainsAny(s, `"$`+"`"+`\!`):
+		return `"` + s + `"`
+	default:
+		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	}
+}
+
+// buildScript is build.sh at the top of the source tarball.
+func buildScript(r *matrix.Release, v matrix.Variant) string {
+	return fmt.Sprintf(`#!/bin/sh
+# Rebuilds kubelet %s from this tree into ./kubelet; with Go %s
+# (GOTOOLCHAIN fetches it) its sha256 is the released binary's. See BUILD.md.
+set -e
+cd "$(dirname "$0")"
+%s
+`, r.GitVersion(v), r.Go, BuildCommand(r, v))
+}
+
+// buildDoc is BUILD.md at the top of the source tarball.
+func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series []string) string {
+	mode := "GOPATH mode: this directory is the GOPATH, the tree is `" + treeInSource + "`, and cgo is "
+	if r.Era == matrix.EraModules {
+		mode = "module mode with `-mod=vendor`, from `" + treeInSource + "`; cgo is "
+	}
+	if r.CGO {
+		mode += "on (gcc and the libc headers are needed)"
+	} else {
+		mode += "off"
+	}
+	return fmt.Sprintf("# kubelet %s: patched source\n\n"+
+		"This is the Kubernetes %s tree exactly as the toolchain built it: the\n"+
+		"upstream module zip (%s), its dependencies restored into `vendor/`\n"+
+		"from the release's lock, and the series %s applied. Nothing else is\n"+
+		"needed to build it.\n\n"+
+		"## Build\n\n"+
+		"From this directory, one line:\n\n"+
+		"```sh\n%s\n```\n\n"+
+		"(`./build.sh` runs the same line.) It writes `./kubelet`; with Go %s,\n"+
+		"which `GOTOOLCHAIN` selects (a newer local Go fetches it on first use),\n"+
+		"its sha256 is the released binary's:\n\n"+
+		"```\n%s  kubelet\n```\n\n"+
+		"The build is %s. It is reproducible: `-trimpath`, an empty build id,\n"+
+		"and the version stamped with the release's own commit and build date\n"+
+		"(`kubelet --version` prints `Kubernetes %s`). To build with your own\n"+
+		"toolchain set `GOTOOLCHAIN=local` in the line above: the binary then\n"+
+		"works the same but its sha256 is that toolchain's.\n",
+		version, r.ModuleVersion, r.ModuleSum, orNone(series), BuildCommand(r, v), r.Go, sum, mode, r.GitVersion(v))
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "(none)"
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,53 @@
+package dist
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+func TestShellQuoteRoundTrips(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	for _, s := range []string{"plain", "-s -w -buildid= -X 'a.b=c d'", `it's "x" $HOME`, "a\\b", "GOFLAGS=-mod=vendor", "v1.9.11+patched.k19-fixes"} {
+		out, err := exec.Command("sh", "-c", "printf %s "+shellQuote(s)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != s {
+			t.Errorf("shellQuote(%q) = %s; sh reads it back as %q", s, shellQuote(s), out)
+		}
+	}
+}
+
+func TestBuildCommand(t *testing.T) {
+	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", GitCommit: strings.Repeat("a", 40), BuildDate: time.Unix(1538170522, 0).UTC(),
+		Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8", Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+	got := BuildCommand(r, matrix.Patched)
+	for _, want := range []string{`GOPATH="$PWD"`, "GO111MODULE=off", "CGO_ENABLED=1", "GOTOOLCHAIN=go1.26.8", "SOURCE_DATE_EPOCH=1538170522", "-trimpath", "-o kubelet k8s.io/kubernetes/cmd/kubelet", "gitVersion=v1.9.11+patched.k19-fixes"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("godeps command lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, gopathMarker) || strings.Contains(got, "\n") {
+		t.Errorf("not a clean one-liner:\n%s", got)
+	}
+	r.Era, r.CGO = matrix.EraModules, false
+	got = BuildCommand(r, matrix.Vanilla)
+	for _, want := range []string{"cd src/k8s.io/kubernetes && env ", "GOFLAGS=-mod=vendor", "-o ../../../kubelet ./cmd/kubelet", "CGO_ENABLED=0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("modules command lacks %q:\n%s", want, got)
+		}
+	}
+	if v := Version(r, matrix.Patched); v != "1.9.11+k19-fixes" {
+		t.Errorf("Version = %s", v)
+	}
+	r.Series = matrix.Series{}
+	if v := Version(r, matrix.Vanilla); v != "1.9.11+vanilla" {
+		t.Errorf("Version without series = %s", v)
+	}
+}

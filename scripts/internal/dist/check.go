@@ -1,0 +1,203 @@
+package dist
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/deb"
+	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/sbom"
+)
+
+// CheckOptions select the checks of a packaged release+variant.
+type CheckOptions struct {
+	Options
+	// ColdCache rebuilds with an empty GOCACHE, as a packager's first
+	// build would (slower; proves no cached object hides a path leak).
+	ColdCache bool
+	// Keep keeps the extracted rebuild tree (its path is logged).
+	Keep bool
+}
+
+// CheckResult reports what the checks measured.
+type CheckResult struct {
+	// Released is the sha256 of the kubelet in the binary tarball,
+	// Rebuilt the one built from the source tarball.
+	Released, Rebuilt string
+	RebuildTook       time.Duration
+	SBOM              *sbom.Summary
+	KubeletVersion    string
+}
+
+// Check verifies the artifacts of a packaged release+variant: SHA256SUMS,
+// the source tarball rebuilt with its documented command (./build.sh, the
+// line BUILD.md shows) reproducing the released binary's sha256, the SBOM
+// parsed back and validated (every compiled-in module listed, every patched
+// module patched), and the .deb inspected and installed into a throwaway
+// root whose kubelet --version is the build's.
+func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
+	m, r, v := o.Matrix, o.Release, o.Variant
+	dir := Dir(m, r)
+	version := Version(r, v)
+	names := NamesFor(version)
+	res := &CheckResult{}
+	cleanStale(filepath.Join(m.OutputDir(), r.Release))
+	sums, err := ReadSums(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run make package VERSION=%s first)", err, r.Release)
+	}
+	for _, n := range []string{names.BinaryTarball, names.SourceTarball, names.SBOM, names.Deb} {
+		want, ok := sums[n]
+		if !ok {
+			return nil, fmt.Errorf("%s lists no %s (run make package VERSION=%s VARIANT=%s)", SumsFile, n, r.Release, v)
+		}
+		got, err := build.FileSHA256(filepath.Join(dir, n))
+		if err != nil {
+			return nil, err
+		}
+		if got != want {
+			return nil, fmt.Errorf("%s: sha256 %s, %s says %s", n, got, SumsFile, want)
+		}
+	}
+	fmt.Fprintf(o.Log, "ok   %s matches the artifacts\n", SumsFile)
+
+	res.Released, err = memberSHA256(filepath.Join(dir, names.BinaryTarball), names.BinaryTop+"/kubelet")
+	if err != nil {
+		return nil, err
+	}
+	if res.Rebuilt, res.RebuildTook, err = rebuild(ctx, o, names); err != nil {
+		return nil, err
+	}
+	if res.Rebuilt != res.Released {
+		return nil, fmt.Errorf("the kubelet rebuilt from %s has sha256 %s; the released one %s", names.SourceTarball, res.Rebuilt, res.Released)
+	}
+	recorded := ""
+	if want, err := checksums.Load(filepath.Join(m.Root, "CHECKSUMS")); err != nil {
+		return nil, err
+	} else if exp, ok := want[checksums.Key(r.Release, string(v))]; ok {
+		if exp != res.Rebuilt {
+			return nil, fmt.Errorf("the kubelet rebuilt from %s has sha256 %s; CHECKSUMS expects %s", names.SourceTarball, res.Rebuilt, exp)
+		}
+		recorded = " and CHECKSUMS'"
+	}
+	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
+
+	p := build.PathsFor(m.OutputDir(), r.Release, v)
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock))
+	if err != nil {
+		return nil, err
+	}
+	mods, err := sbom.Modules(ctx, r, v, p, l)
+	if err != nil {
+		return nil, err
+	}
+	set, err := quilt.Export(m.Root, r, v)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, names.SBOM))
+	if err != nil {
+		return nil, err
+	}
+	if res.SBOM, err = sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
+		return nil, fmt.Errorf("%s: %w", names.SBOM, err)
+	}
+	if !strings.Contains(string(data), res.Released) {
+		return nil, fmt.Errorf("%s does not record the released kubelet's sha256 %s", names.SBOM, res.Released)
+	}
+	fmt.Fprintf(o.Log, "ok   %s validates: %d packages (%d modules), %d patch files; patched: %s\n", names.SBOM, res.SBOM.Packages, len(mods), res.SBOM.Files, strings.Join(res.SBOM.Patched, ", "))
+
+	res.KubeletVersion, err = deb.Check(ctx, filepath.Join(dir, names.Deb), version, "Kubernetes "+r.GitVersion(v), filepath.Join(m.OutputDir(), r.Release), o.Log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "ok   %s installs into a throwaway root; its kubelet --version: %s\n", names.Deb, res.KubeletVersion)
+	return res, nil
+}
+
+// rebuild extracts the source tarball with tar(1), as a packager would,
+// and runs ./build.sh in it.
+func rebuild(ctx context.Context, o CheckOptions, names Names) (string, time.Duration, error) {
+	parent := filepath.Join(o.Matrix.OutputDir(), o.Release.Release)
+	tmp, err := os.MkdirTemp(parent, ".rebuild-")
+	if err != nil {
+		return "", 0, err
+	}
+	if o.Keep {
+		fmt.Fprintf(o.Log, "     keeping %s\n", tmp)
+	} else {
+		defer fsutil.RemoveAll(tmp)
+	}
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "tar", Args: []string{"-xzf", filepath.Join(Dir(o.Matrix, o.Release), names.SourceTarball), "-C", tmp}}); err != nil {
+		return "", 0, err
+	}
+	top := filepath.Join(tmp, names.SourceTop)
+	var env []string
+	if o.ColdCache {
+		env = append(env, "GOCACHE="+filepath.Join(tmp, "gocache"))
+	}
+	start := time.Now()
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "./build.sh", Dir: top, Env: env}); err != nil {
+		return "", 0, err
+	}
+	took := time.Since(start)
+	sum, err := build.FileSHA256(filepath.Join(top, "kubelet"))
+	return sum, took, err
+}
+
+// memberSHA256 hashes one member of a .tar.gz.
+func memberSHA256(tarball, name string) (string, error) {
+	f, err := os.Open(tarball)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", err
+	}
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return "", fmt.Errorf("%s has no %s", tarball, name)
+		}
+		if err != nil {
+			return "", err
+		}
+		if h.Name == name {
+			s := sha256.New()
+			if _, err := io.Copy(s, tr); err != nil {
+				return "", err
+			}
+			return hex.EncodeToString(s.Sum(nil)), nil
+		}
+	}
+}
+
+// cleanStale removes scratch directories a killed check left behind; one
+// younger than a few hours may belong to a check still running.
+func cleanStale(parent string) {
+	for _, pat := range []string{".rebuild-*", ".deb-root-*"} {
+		old, _ := filepath.Glob(filepath.Join(parent, pat))
+		for _, d := range old {
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 3*time.Hour {
+				fsutil.RemoveAll(d)
+			}
+		}
+	}
+}

@@ -1,0 +1,293 @@
+// Package dist makes the release artifacts packagers take, in
+// _output/<release>/dist/: the binary tarball (kubelet, LICENSE, the
+// applied patch series in quilt form), the patched source tarball (the
+// tree exactly as built, vendor/ included, with a one-line build command
+// that reproduces the binary), the SPDX SBOM, the .deb, and SHA256SUMS of
+// them all. Tarballs are reproducible: sorted, root-owned, mtimes at the
+// release's build date, gzip without name or time.
+package dist
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/deb"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/sbom"
+)
+
+// SumsFile lists the sha256 of every artifact in the dist directory
+// (sha256sum -c format).
+const SumsFile = "SHA256SUMS"
+
+// patchDir is where the binary tarball holds the quilt export.
+const patchDir = "patches"
+
+// Version is the package version of a build: <upstream>+<last series>, e.g.
+// 1.9.11+k19-fixes (1.18.6+vanilla for a build with no series at all).
+func Version(r *matrix.Release, v matrix.Variant) string {
+	s := r.Series.For(v)
+	if len(s) == 0 {
+		return r.Release + "+" + string(v)
+	}
+	return r.Release + "+" + s[len(s)-1]
+}
+
+// Names are the artifact file names of one release+variant.
+type Names struct {
+	BinaryTarball, SourceTarball, SBOM, Deb string
+	// BinaryTop and SourceTop are the tarballs' top directories.
+	BinaryTop, SourceTop string
+}
+
+// NamesFor returns the artifact names for version.
+func NamesFor(version string) Names {
+	return Names{
+		BinaryTarball: "kubelet-" + version + "-linux-amd64.tar.gz",
+		BinaryTop:     "kubelet-" + version + "-linux-amd64",
+		SourceTarball: "kubelet-" + version + "-src.tar.gz",
+		SourceTop:     "kubelet-" + version,
+		SBOM:          "kubelet-" + version + ".spdx.json",
+		Deb:           deb.FileName(version),
+	}
+}
+
+// Dir is the dist directory of a release.
+func Dir(m *matrix.Matrix, r *matrix.Release) string {
+	return filepath.Join(m.OutputDir(), r.Release, "dist")
+}
+
+// Options is one packaging request; the kubelet must already be built.
+type Options struct {
+	Matrix  *matrix.Matrix
+	Release *matrix.Release
+	Variant matrix.Variant
+	// SHA256 is the built binary's, as the build reported it.
+	SHA256 string
+	Log    io.Writer
+}
+
+// Artifact is one file written.
+type Artifact struct {
+	Name   string
+	Path   string
+	Size   int64
+	SHA256 string
+	Took   time.Duration
+}
+
+// Result is what Package wrote.
+type Result struct {
+	Dir       string
+	Version   string
+	Artifacts []Artifact
+	Modules   int
+	Patches   int
+}
+
+// Package writes the artifacts of o into the release's dist directory.
+func Package(ctx context.Context, o Options) (*Result, error) {
+	m, r, v := o.Matrix, o.Release, o.Variant
+	p := build.PathsFor(m.OutputDir(), r.Release, v)
+	sum, err := build.FileSHA256(p.Binary)
+	if err != nil {
+		return nil, err
+	}
+	if o.SHA256 != "" && sum != o.SHA256 {
+		return nil, fmt.Errorf("%s changed since it was built (sha256 %s, built %s): another build is running?", p.Binary, sum, o.SHA256)
+	}
+	version := Version(r, v)
+	names := NamesFor(version)
+	dir := Dir(m, r)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	set, err := quilt.Export(m.Root, r, v)
+	if err != nil {
+		return nil, err
+	}
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock))
+	if err != nil {
+		return nil, err
+	}
+	mods, err := sbom.Modules(ctx, r, v, p, l)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Dir: dir, Version: version, Modules: len(mods), Patches: len(set.Patches)}
+	var mu sync.Mutex
+	step := func(name string, fn func(dst string) error) func() error {
+		return func() error {
+			start := time.Now()
+			dst := filepath.Join(dir, name)
+			if err := fn(dst); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.Artifacts = append(res.Artifacts, Artifact{Name: name, Path: dst, Took: time.Since(start)})
+			fmt.Fprintf(o.Log, "    wrote %s (%s)\n", name, time.Since(start).Round(100*time.Millisecond))
+			return nil
+		}
+	}
+	// Two lanes for two cores: dpkg-deb's single-threaded xz (the longest
+	// step) next to the tarballs and the SBOM.
+	lanes := [][]func() error{
+		{step(names.Deb, func(dst string) error {
+			return deb.Build(ctx, deb.Options{Release: r, Variant: v, Version: version, Binary: p.Binary, SHA256: sum, Out: dst})
+		})},
+		{
+			step(names.SourceTarball, func(dst string) error {
+				t, err := sourceTarball(r, v, p, names, sum)
+				if err != nil {
+					return err
+				}
+				return t.Write(dst, r.BuildDate)
+			}),
+			step(names.BinaryTarball, func(dst string) error {
+				t, err := binaryTarball(p, names, set)
+				if err != nil {
+					return err
+				}
+				return t.Write(dst, r.BuildDate)
+			}),
+			step(names.SBOM, func(dst string) error {
+				doc, err := sbom.Generate(sbom.Input{Release: r, Variant: v, Version: version, BinarySHA256: sum, Tree: p.Tree, Modules: mods, Patches: set.Patches, PatchDir: patchDir})
+				if err != nil {
+					return err
+				}
+				data, err := sbom.Marshal(doc)
+				if err != nil {
+					return err
+				}
+				if _, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
+					return err
+				}
+				return fsutil.WriteFileAtomic(dst, data, 0o644)
+			}),
+		},
+	}
+	errs := make(chan error, len(lanes))
+	for _, lane := range lanes {
+		go func() {
+			for _, f := range lane {
+				if err := f(); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var firstErr error
+	for range lanes {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	sort.Slice(res.Artifacts, func(i, j int) bool { return res.Artifacts[i].Name < res.Artifacts[j].Name })
+	for i := range res.Artifacts {
+		a := &res.Artifacts[i]
+		fi, err := os.Stat(a.Path)
+		if err != nil {
+			return nil, err
+		}
+		a.Size = fi.Size()
+		if a.SHA256, err = build.FileSHA256(a.Path); err != nil {
+			return nil, err
+		}
+	}
+	if err := WriteSums(dir); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// binaryTarball holds kubelet, LICENSE and the applied series.
+func binaryTarball(p build.Paths, n Names, set *quilt.Set) (*Tarball, error) {
+	t := NewTarball()
+	top := n.BinaryTop + "/"
+	if err := t.Add(Entry{Name: top + "kubelet", Src: p.Binary, Exec: true}); err != nil {
+		return nil, err
+	}
+	if err := t.Add(Entry{Name: top + "LICENSE", Src: filepath.Join(p.Tree, "LICENSE")}); err != nil {
+		return nil, err
+	}
+	if err := t.Add(Entry{Name: top + patchDir, Dir: true}); err != nil {
+		return nil, err
+	}
+	if len(set.Patches) > 0 {
+		if err := t.Add(Entry{Name: top + patchDir + "/series", Data: set.SeriesFile()}); err != nil {
+			return nil, err
+		}
+	}
+	for _, pt := range set.Patches {
+		if err := t.Add(Entry{Name: top + patchDir + "/" + pt.Name, Data: pt.Data}); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// sourceTarball holds the built tree under src/k8s.io/kubernetes with
+// BUILD.md and build.sh at the top.
+func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, sum string) (*Tarball, error) {
+	t := NewTarball()
+	top := n.SourceTop + "/"
+	if err := t.Add(Entry{Name: top + "BUILD.md", Data: []byte(buildDoc(r, v, Version(r, v), sum, r.Series.For(v)))}); err != nil {
+		return nil, err
+	}
+	if err := t.Add(Entry{Name: top + "build.sh", Data: []byte(buildScript(r, v)), Exec: true}); err != nil {
+		return nil, err
+	}
+	return t, t.AddTree(top+treeInSource, p.Tree, nil)
+}
+
+// WriteSums writes SHA256SUMS for every artifact in dir.
+func WriteSums(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == SumsFile || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sum, err := build.FileSHA256(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s  %s\n", sum, e.Name())
+	}
+	return fsutil.WriteFileAtomic(filepath.Join(dir, SumsFile), []byte(b.String()), 0o644)
+}
+
+// ReadSums reads a SHA256SUMS file into name -> sha256.
+func ReadSums(dir string) (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SumsFile))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) == 2 {
+			out[strings.TrimPrefix(f[1], "*")] = f[0]
+		}
+	}
+	return out, nil
+}

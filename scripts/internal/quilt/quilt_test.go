@@ -1,0 +1,145 @@
+package quilt
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/patch"
+)
+
+const onePatch = `From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
+From: Someone <someone@example.invalid>
+Date: Sun, 1 Jan 2023 00:00:00 +0000
+Subject: [PATCH] change a
+
+---
+ a.txt | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)
+
+diff --git a/a.txt b/a.txt
+--- a/a.txt
++++ b/a.txt
+@@ -1,2 +1,2 @@
+ one
+-two
++TWO
+`
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The exported set, applied by patch -p1 in series order, gives the same
+// tree as the build's own patch+overlay step.
+func TestExportAppliesLikeTheBuild(t *testing.T) {
+	for _, tool := range []string{"git", "patch"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	root := t.TempDir()
+	write(t, filepath.Join(root, "patches", "x-build", "0001-change-a.patch"), onePatch)
+	write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "new", "new.go"), "package new\n\nconst X = 1\n")
+	write(t, filepath.Join(root, "overlay", "x-fixes", "vendor", "example.com", "m", "noeol.txt"), "no newline")
+	r := &matrix.Release{Release: "1.0.0", BuildDate: time.Unix(0, 0), Series: matrix.Series{Build: "x-build", Fixes: "x-fixes"}}
+	set, err := Export(root, r, matrix.Patched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range set.Patches {
+		names = append(names, p.Name)
+	}
+	want := []string{"x-build/0001-change-a.patch", "x-fixes/0001-add-pkg-new-new.go.patch", "x-fixes/0002-add-vendor-example.com-m-noeol.txt.patch"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Fatalf("patches %v, want %v", names, want)
+	}
+	if got := set.Patches[2].Paths; len(got) != 1 || got[0] != "vendor/example.com/m/noeol.txt" {
+		t.Errorf("overlay patch paths %v", got)
+	}
+
+	// The build's way.
+	built := filepath.Join(t.TempDir(), "tree")
+	write(t, filepath.Join(built, "a.txt"), "one\ntwo\n")
+	for _, name := range set.Series {
+		s, err := patch.Load(root, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Apply(context.Background(), built); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The packager's way: quilt's series file, patch -p1.
+	out := filepath.Join(t.TempDir(), "export")
+	if err := set.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(t.TempDir(), "tree")
+	write(t, filepath.Join(pk, "a.txt"), "one\ntwo\n")
+	series, _ := os.ReadFile(filepath.Join(out, "series"))
+	for _, l := range strings.Split(string(series), "\n") {
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		cmd := exec.Command("patch", "-p1", "--batch", "-i", filepath.Join(out, l))
+		cmd.Dir = pk
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("patch -p1 < %s: %v\n%s", l, err, b)
+		}
+	}
+	diff, _ := exec.Command("diff", "-r", built, pk).CombinedOutput()
+	if len(diff) > 0 {
+		t.Errorf("trees differ:\n%s", diff)
+	}
+	// A second export into the same directory replaces the first.
+	if err := set.Write(out); err != nil {
+		t.Errorf("re-export: %v", err)
+	}
+	other := t.TempDir()
+	write(t, filepath.Join(other, "keep"), "x")
+	if err := set.Write(other); err == nil {
+		t.Error("export into a non-empty directory without a series file succeeded")
+	}
+}
+
+func TestAddedFilePatchAppliesWithGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	data := []byte("line\n")
+	p, err := AddedFilePatch("d/f.txt", data, "A <a@example.invalid>", "Sun, 1 Jan 2023 00:00:00 +0000", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(p, []byte("@@ -0,0 +1 @@\n+line\n")) {
+		t.Errorf("patch:\n%s", p)
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "p.patch"), string(p))
+	cmd := exec.Command("git", "apply", "p.patch")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s", err, b)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "d", "f.txt")); !bytes.Equal(got, data) {
+		t.Errorf("git apply wrote %q", got)
+	}
+	if _, err := AddedFilePatch("bin", []byte{0, 1}, "", "", "s"); err == nil {
+		t.Error("binary file accepted")
+	}
+}

@@ -85,6 +85,7 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 
 	used := map[string]bool{}
 	usedImports := map[string]bool{}
+	var unknown []string
 	queue := []string{Root}
 	for len(queue) > 0 {
 		name := queue[0]
@@ -102,7 +103,7 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 			case *ast.SelectorExpr:
 				if id, ok := x.X.(*ast.Ident); ok {
 					if _, ok := imports[id.Name]; !ok {
-						panic(fmt.Sprintf("unknown package %s", id.Name))
+						unknown = append(unknown, id.Name)
 					}
 					usedImports[id.Name] = true
 				}
@@ -114,6 +115,10 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 			}
 			return true
 		})
+	}
+
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: the Container graph uses packages the file does not import: %v", filename, unknown)
 	}
 
 	var out bytes.Buffer

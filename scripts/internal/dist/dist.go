@@ -34,14 +34,13 @@ const SumsFile = "SHA256SUMS"
 // patchDir is where the binary tarball holds the quilt export.
 const patchDir = "patches"
 
-// Version is the package version of a build: <upstream>+<last series>, e.g.
-// 1.9.11+k19-fixes (1.18.6+vanilla for a build with no series at all).
+// Version is the package version of a build: <upstream>+<series it is
+// named after>, e.g. 1.9.11+k19-fixes (1.18.6+vanilla with no series).
 func Version(r *matrix.Release, v matrix.Variant) string {
-	s := r.Series.For(v)
-	if len(s) == 0 {
-		return r.Release + "+" + string(v)
+	if n := r.Series.Named(v); n != "" {
+		return r.Release + "+" + n
 	}
-	return r.Release + "+" + s[len(s)-1]
+	return r.Release + "+" + string(v)
 }
 
 // Names are the artifact file names of one release+variant.

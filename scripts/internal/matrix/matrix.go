@@ -86,6 +86,9 @@ type Release struct {
 type Series struct {
 	// Build is applied to every variant: Go-compatibility fixes only.
 	Build string `json:"build"`
+	// Tools adds the toolchain's helpers (cmd/podhash) to every variant;
+	// kubelet does not link them. One tools series serves every release.
+	Tools string `json:"tools,omitempty"`
 	// Fixes is applied on top of Build for the patched variant.
 	Fixes string `json:"fixes,omitempty"`
 }
@@ -93,8 +96,10 @@ type Series struct {
 // For returns the series applied, in order, for variant v.
 func (s Series) For(v Variant) []string {
 	var out []string
-	if s.Build != "" {
-		out = append(out, s.Build)
+	for _, name := range []string{s.Build, s.Tools} {
+		if name != "" {
+			out = append(out, name)
+		}
 	}
 	if v == Patched && s.Fixes != "" {
 		out = append(out, s.Fixes)
@@ -105,11 +110,19 @@ func (s Series) For(v Variant) []string {
 // VersionSuffix is the semver build metadata naming what a build carries:
 // it keeps `kubelet --version` parsing and comparing as the upstream release.
 func (r *Release) VersionSuffix(v Variant) string {
-	s := r.Series.For(v)
-	if len(s) == 0 {
-		return string(v)
+	if n := r.Series.Named(v); n != "" {
+		return string(v) + "." + n
 	}
-	return string(v) + "." + s[len(s)-1]
+	return string(v)
+}
+
+// Named is the series a build is named after: the fixes of a patched
+// build, else the build series ("" when there is none).
+func (s Series) Named(v Variant) string {
+	if v == Patched && s.Fixes != "" {
+		return s.Fixes
+	}
+	return s.Build
 }
 
 // GitVersion is the stamped version, e.g. v1.9.11+patched.k19-fixes.
@@ -248,7 +261,7 @@ func (r *Release) validate(root string) error {
 	if want := "locks/" + r.Release + ".yaml"; r.Lock != want {
 		return fieldError("lock", "%q: locks live at %s", r.Lock, want)
 	}
-	for field, s := range map[string]string{"series.build": r.Series.Build, "series.fixes": r.Series.Fixes} {
+	for field, s := range map[string]string{"series.build": r.Series.Build, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes} {
 		if s == "" {
 			continue
 		}

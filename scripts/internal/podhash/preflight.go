@@ -28,10 +28,13 @@ type PodUID struct {
 
 // Report is the outcome of a preflight.
 type Report struct {
-	From, To   string
-	Rows       []Row
-	UIDs       []PodUID
-	Recreating int // containers the patched TO would recreate (pods replaced count all theirs)
+	From string   `json:"from"`
+	To   string   `json:"to"`
+	Rows []Row    `json:"containers"`
+	UIDs []PodUID `json:"staticPodUIDs,omitempty"`
+	// Recreating counts the containers the patched TO would recreate
+	// (a replaced pod counts all of its containers).
+	Recreating int `json:"patchedRecreates"`
 }
 
 const (

@@ -10,6 +10,9 @@
 // PODS holds a Pod, a PodList or List (kubectl get pods -o json|yaml), in
 // JSON or YAML, several documents allowed. Output: one JSON object per
 // container, init containers first, in file order. Exit 2 on bad input.
+//
+// This file is the same for every release; release.go (from the release's
+// build series) names the few things that differ between releases.
 package main
 
 import (
@@ -22,17 +25,15 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/kubelet/config"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
 // accepts says whether this build keeps a container whose stored hash is
 // stored. Vanilla: only its own hash. A fixes series may replace it.
-var accepts = func(c *v1.Container, stored uint64) bool { return kubecontainer.HashContainer(c) == stored }
+var accepts = func(c *container, stored uint64) bool { return kubecontainer.HashContainer(c) == stored }
 
 func main() {
 	node := flag.String("node", "node", "node name the static pod name and UID are derived with")
@@ -43,7 +44,7 @@ func main() {
 		fail("usage: podhash [--node NAME] [--stored FILE] [--feature-gates ...] PODS")
 	}
 	if *gates != "" {
-		if err := utilfeature.DefaultFeatureGate.Set(*gates); err != nil {
+		if err := setFeatureGates(*gates); err != nil {
 			fail("--feature-gates: %v", err)
 		}
 	}
@@ -64,7 +65,7 @@ func main() {
 		if err != nil {
 			fail("%s: %s: %v", path, d.pos, err)
 		}
-		emit := func(c *v1.Container, init bool) {
+		emit := func(c *container, init bool) {
 			r := result{Pod: pod.Namespace + "/" + d.name, Container: c.Name, Init: init,
 				Hash: kubecontainer.HashContainer(c), UID: string(pod.UID), UIDDerived: !d.hasUID}
 			if h, ok := want[r.Pod+"/"+r.Container]; ok {

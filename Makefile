@@ -76,6 +76,10 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
 	@$(CLI) bench-hash --release "$(VERSION)" --variant "$(VARIANT)" --count 10000
 
+.PHONY: bench-hash-container
+bench-hash-container: $(TOOLCHAIN) ## Benchmark: patched vs vanilla HashContainer in the 1.9.11 tree (go test -bench)
+	@$(CLI) test-tree --release 1.9.11 --run '^$$' --bench .
+
 .PHONY: test-tree
 test-tree: $(TOOLCHAIN) ## In-tree tests of every package a release's fixes touch: make test-tree VERSION=1.9.11 [RUN=regexp]
 	@$(CLI) test-tree --release "$(VERSION)" --run "$(RUN)"

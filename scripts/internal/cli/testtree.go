@@ -12,7 +12,7 @@ import (
 )
 
 func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
-	var release, run string
+	var release, run, bench string
 	cmd := &cobra.Command{
 		Use:   "test-tree",
 		Short: "Run the in-tree tests of every package the release's fixes series touches, in the patched tree",
@@ -44,6 +44,9 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 			if run != "" {
 				extra = []string{"-run", run}
 			}
+			if bench != "" {
+				extra = append(extra, "-bench", bench, "-benchmem")
+			}
 			if err := treetest.Run(cmd.Context(), r, matrix.Patched, p, pkgs, s.Out, extra...); err != nil {
 				return fmt.Errorf("release %s: in-tree tests failed: %w", r.Release, err)
 			}
@@ -52,5 +55,6 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
 	cmd.Flags().StringVar(&run, "run", "", "only tests matching this regexp (go test -run)")
+	cmd.Flags().StringVar(&bench, "bench", "", "also run benchmarks matching this regexp (go test -bench)")
 	return cmd
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/patch"
 	"kubelet-toolchain/scripts/internal/source"
 )
 
@@ -44,6 +45,22 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 						fail(what, err)
 					default:
 						fmt.Fprintf(s.Out, "ok   %s\n", what)
+					}
+				}
+			}
+			checked := map[string]bool{}
+			for _, r := range m.Releases {
+				for _, name := range r.Series.For(matrix.Patched) {
+					if checked[name] {
+						continue
+					}
+					checked[name] = true
+					sr, err := patch.Load(m.Root, name)
+					if err == nil {
+						err = sr.CheckHeaders()
+					}
+					if err != nil {
+						fail("series "+name, err)
 					}
 				}
 			}

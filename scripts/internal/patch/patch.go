@@ -68,6 +68,32 @@ func (s *Series) Files() ([]string, error) {
 	return files, err
 }
 
+// HeaderSections must each start a line of every patch's commit message:
+// what and why, the upstream state, and when the patch can go.
+var HeaderSections = []string{"What:", "Why:", "Upstream:", "Drop:"}
+
+// CheckHeaders reports the patches of the series whose header lacks a section.
+func (s *Series) CheckHeaders() error {
+	var problems []string
+	for _, p := range s.Patches {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		// The header is everything before the diffstat separator.
+		header, _, _ := strings.Cut(string(data), "\n---\n")
+		for _, sec := range HeaderSections {
+			if !strings.Contains("\n"+header, "\n"+sec) {
+				problems = append(problems, fmt.Sprintf("%s: no %q section", p, sec))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("patch headers incomplete:\n  %s", strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
 // Result says how a patch applied.
 type Result struct {
 	Patch string

@@ -130,3 +130,29 @@ func TestLoadRejectsBadNames(t *testing.T) {
 		t.Fatal("a series that does not exist was accepted")
 	}
 }
+
+func TestCheckHeaders(t *testing.T) {
+	root, _ := setup(t, body)
+	s, _ := Load(root, "s")
+	if err := s.CheckHeaders(); err == nil || !strings.Contains(err.Error(), `"Drop:"`) {
+		t.Fatalf("patches without header sections accepted: %v", err)
+	}
+}
+
+// Every patch of the repository carries the full header.
+func TestRepositoryPatchHeaders(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	dirs, err := os.ReadDir(filepath.Join(root, "patches"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range dirs {
+		s, err := Load(root, d.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CheckHeaders(); err != nil {
+			t.Error(err)
+		}
+	}
+}

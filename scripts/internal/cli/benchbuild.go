@@ -37,11 +37,7 @@ go build of the same prepared tree after the same kind of change.`,
 }
 
 func benchBuild(ctx context.Context, s Streams, g *globals, release, variant string) error {
-	m, r, err := g.release(release)
-	if err != nil {
-		return err
-	}
-	v, err := parseVariant(variant)
+	m, r, v, err := g.build(release, variant)
 	if err != nil {
 		return err
 	}
@@ -143,15 +139,13 @@ func patchedFile(root string, r *matrix.Release, v matrix.Variant, tree string) 
 		if err != nil {
 			return "", err
 		}
-		for _, p := range sr.Patches {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return "", err
-			}
-			for _, l := range strings.Split(string(data), "\n") {
-				if f, ok := strings.CutPrefix(l, "+++ b/"); ok && strings.HasSuffix(f, ".go") {
-					files = append(files, f)
-				}
+		patched, err := sr.PatchedFiles()
+		if err != nil {
+			return "", err
+		}
+		for _, f := range patched {
+			if strings.HasSuffix(f, ".go") {
+				files = append(files, f)
 			}
 		}
 	}

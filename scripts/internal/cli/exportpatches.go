@@ -24,11 +24,7 @@ func newExportPatchesCmd(s Streams, g *globals) *cobra.Command {
 			if f.out == "" {
 				return fmt.Errorf("no output directory given (OUT=...)")
 			}
-			m, r, err := g.release(f.release)
-			if err != nil {
-				return err
-			}
-			v, err := parseVariant(f.variant)
+			m, r, v, err := g.build(f.release, f.variant)
 			if err != nil {
 				return err
 			}

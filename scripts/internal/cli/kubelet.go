@@ -40,11 +40,7 @@ func newKubeletCmd(s Streams, g *globals) *cobra.Command {
 }
 
 func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (*build.Result, error) {
-	m, r, err := g.release(f.release)
-	if err != nil {
-		return nil, err
-	}
-	v, err := parseVariant(f.variant)
+	m, r, v, err := g.build(f.release, f.variant)
 	if err != nil {
 		return nil, err
 	}

@@ -127,7 +127,7 @@ func godepsLock(ctx context.Context, s Streams, r *matrix.Release, zipPath strin
 	dl := func(ctx context.Context, ids ...string) ([]gomod.Module, error) {
 		return gomod.Download(ctx, r.Go, ids...)
 	}
-	return lock.Resolve(ctx, r.Release, own, prev, seed, dl, nil)
+	return lock.Resolve(ctx, r.Release, own, prev, seed, dl)
 }
 
 // modulesLock applies the committed go.mod edits to a scratch tree, lets

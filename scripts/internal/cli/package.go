@@ -30,11 +30,7 @@ func newPackageCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m, r, err := g.release(f.release)
-			if err != nil {
-				return err
-			}
-			v, err := parseVariant(f.variant)
+			m, r, v, err := g.build(f.release, f.variant)
 			if err != nil {
 				return err
 			}
@@ -72,11 +68,7 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			m, r, err := g.release(f.release)
-			if err != nil {
-				return err
-			}
-			v, err := parseVariant(f.variant)
+			m, r, v, err := g.build(f.release, f.variant)
 			if err != nil {
 				return err
 			}

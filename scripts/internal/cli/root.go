@@ -97,6 +97,16 @@ func (g *globals) release(name string) (*matrix.Matrix, *matrix.Release, error) 
 	return m, r, err
 }
 
+// build looks up a release and a variant given as flags.
+func (g *globals) build(release, variant string) (*matrix.Matrix, *matrix.Release, matrix.Variant, error) {
+	m, r, err := g.release(release)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	v, err := parseVariant(variant)
+	return m, r, v, err
+}
+
 func parseVariant(s string) (matrix.Variant, error) {
 	for _, v := range matrix.Variants {
 		if string(v) == s {

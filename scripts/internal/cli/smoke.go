@@ -16,11 +16,7 @@ func newSmokeCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "smoke",
 		Short: "Check a built kubelet: its version, and that it starts cAdvisor and dials Docker",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, r, err := g.release(release)
-			if err != nil {
-				return err
-			}
-			v, err := parseVariant(variant)
+			m, r, v, err := g.build(release, variant)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func proxy(served ...string) Downloader {
 
 func TestResolve(t *testing.T) {
 	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
-	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl, nil)
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestResolve(t *testing.T) {
 	}
 
 	// Regenerating from the lock alone (what `make lock --check` does) is stable.
-	again, err := Resolve(context.Background(), "1.9.11", repos, l, nil, dl, nil)
+	again, err := Resolve(context.Background(), "1.9.11", repos, l, nil, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveReportsUnservedRoots(t *testing.T) {
-	_, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, proxy(), nil)
+	_, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, proxy())
 	if err == nil {
 		t.Fatal("resolved with nothing served")
 	}
@@ -95,7 +95,7 @@ func TestResolveReportsUnservedRoots(t *testing.T) {
 
 func TestCheckCoversDetectsDrift(t *testing.T) {
 	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
-	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl, nil)
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,14 +44,11 @@ func LoadSeed(path string) ([]Candidate, error) {
 // Downloader fetches modules; gomod.Download in production.
 type Downloader func(ctx context.Context, ids ...string) ([]gomod.Module, error)
 
-// Progress reports each resolved root.
-type Progress func(done, total int, what string)
-
 // Resolve builds a Godeps-era lock for repos. Candidates come, in order of
 // preference, from prev (the committed lock), seed, and the Godeps comment
 // when it is a plain release tag. Every chosen module is downloaded, which
 // verifies it against the checksum database, and its h1: sum recorded.
-func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Lock, seed []Candidate, dl Downloader, progress Progress) (*Lock, error) {
+func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Lock, seed []Candidate, dl Downloader) (*Lock, error) {
 	prevByRoot := map[string]Module{}
 	prevMissing := map[string]Missing{}
 	if prev != nil {
@@ -121,7 +118,7 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 
 	l := &Lock{Release: release, Era: "godeps"}
 	var unresolved []string
-	for i, w := range work {
+	for _, w := range work {
 		var chosen *Module
 		var errs []string
 		for _, c := range w.cands {
@@ -149,9 +146,6 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 				Reason: "no version of this revision is served by the module proxy; cmd/kubelet does not import it (its build would fail if it did)"})
 		default:
 			unresolved = append(unresolved, fmt.Sprintf("%s@%s (%s): %s", w.repo.Root, short(w.repo.Rev), w.repo.Comment, strings.Join(errs, "; ")))
-		}
-		if progress != nil {
-			progress(i+1, len(work), w.repo.Root)
 		}
 	}
 	for _, c := range extras {

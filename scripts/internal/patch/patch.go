@@ -68,6 +68,24 @@ func (s *Series) Files() ([]string, error) {
 	return files, err
 }
 
+// PatchedFiles lists the tree-relative files the series' patches modify,
+// in patch order.
+func (s *Series) PatchedFiles() ([]string, error) {
+	var out []string
+	for _, p := range s.Patches {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range strings.Split(string(data), "\n") {
+			if name, ok := strings.CutPrefix(l, "+++ b/"); ok {
+				out = append(out, name)
+			}
+		}
+	}
+	return out, nil
+}
+
 // HeaderSections must each start a line of every patch's commit message:
 // what and why, the upstream state, and when the patch can go.
 var HeaderSections = []string{"What:", "Why:", "Upstream:", "Drop:"}

@@ -4,10 +4,8 @@
 package treetest
 
 import (
-	"bufio"
 	"context"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,14 +25,12 @@ func Packages(root, tree string, series []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range s.Patches {
-			files, err := patchedFiles(p)
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range files {
-				dirs[filepath.Dir(f)] = true
-			}
+		files, err := s.PatchedFiles()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			dirs[filepath.Dir(f)] = true
 		}
 		if s.Overlay != "" {
 			files, err := s.Files()
@@ -56,24 +52,6 @@ func Packages(root, tree string, series []string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
-}
-
-// patchedFiles lists the files a git format-patch file modifies.
-func patchedFiles(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		if name, ok := strings.CutPrefix(sc.Text(), "+++ b/"); ok {
-			out = append(out, name)
-		}
-	}
-	return out, sc.Err()
 }
 
 // Run runs `go test -vet=off` (old test code trips modern vet) for pkgs in

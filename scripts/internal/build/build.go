@@ -268,6 +268,9 @@ func compile(ctx context.Context, o Options, p Paths, args, env []string, fp str
 		return err
 	}
 	return stage(o, res, "checksum", func() error {
+		if err := CheckGODEBUG(tmp); err != nil {
+			return err
+		}
 		sum, err := FileSHA256(tmp)
 		if err != nil {
 			return err

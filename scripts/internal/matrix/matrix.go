@@ -86,6 +86,10 @@ type Release struct {
 type Series struct {
 	// Build is applied to every variant: Go-compatibility fixes only.
 	Build string `json:"build"`
+	// Defaults is applied to every variant of every release: the settings
+	// a current Go build should carry whatever the tree's era (the Go
+	// security defaults for TLS and X.509).
+	Defaults string `json:"defaults,omitempty"`
 	// Tools adds the toolchain's helpers (cmd/podhash) to every variant;
 	// kubelet does not link them. One tools series serves every release.
 	Tools string `json:"tools,omitempty"`
@@ -96,7 +100,7 @@ type Series struct {
 // For returns the series applied, in order, for variant v.
 func (s Series) For(v Variant) []string {
 	var out []string
-	for _, name := range []string{s.Build, s.Tools} {
+	for _, name := range []string{s.Build, s.Defaults, s.Tools} {
 		if name != "" {
 			out = append(out, name)
 		}
@@ -261,7 +265,7 @@ func (r *Release) validate(root string) error {
 	if want := "locks/" + r.Release + ".yaml"; r.Lock != want {
 		return fieldError("lock", "%q: locks live at %s", r.Lock, want)
 	}
-	for field, s := range map[string]string{"series.build": r.Series.Build, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes} {
+	for field, s := range map[string]string{"series.build": r.Series.Build, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes} {
 		if s == "" {
 			continue
 		}

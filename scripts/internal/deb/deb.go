@@ -275,6 +275,12 @@ func defaultFile(r *matrix.Release, v matrix.Variant) string {
 # For example (this release's flags; check kubelet --help):
 #   KUBELET_ARGS="--kubeconfig=/etc/kubernetes/kubelet.conf --pod-infra-container-image=%s"
 KUBELET_ARGS=""
+
+# This kubelet carries Go's current TLS defaults: its TLS port refuses TLS
+# 1.0/1.1 clients (unless --tls-min-version says otherwise, where the release
+# has it), 3DES, RSA key exchange and SHA-1 handshake signatures. Only if a
+# client that cannot be upgraded needs them back, uncomment:
+#GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1,tlssha1=1
 `, r.GitVersion(v), r.PauseImage)
 }
 

@@ -57,7 +57,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed), in-tree tests of the fixes
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
 	cd scripts && go test ./...
 	$(MAKE) --no-print-directory verify-locks
@@ -68,6 +68,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
+	scripts/engine-up.sh
+	scripts/e2e.sh tls
 	$(MAKE) --no-print-directory verify-checksums
 	$(MAKE) --no-print-directory package VERSION=1.9.11
 	$(MAKE) --no-print-directory check-package VERSION=1.9.11

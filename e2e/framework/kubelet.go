@@ -29,6 +29,9 @@ func PodName(full string) string { return strings.TrimSuffix(full, "-"+NodeName)
 const (
 	ReadOnlyPort = 10255
 	HealthzPort  = 10248
+	// Port is the kubelet's TLS port (exec, attach, logs): not 10250, which
+	// a real kubelet on the machine may hold.
+	Port = 20250
 )
 
 // KubeletConfig says which kubelet to run and against which node state.
@@ -45,6 +48,20 @@ type KubeletConfig struct {
 	LogDir string
 	// Verbosity is --v (4 logs each periodic pod sync).
 	Verbosity int
+	// Port is --port, the TLS port (default Port).
+	Port int
+	// CertDir is --cert-dir, where the kubelet keeps its self-signed serving
+	// cert (default RootDir/pki: never the machine's /var/lib/kubelet/pki).
+	CertDir string
+	KubeletOptions
+}
+
+// KubeletOptions are what a spec adds to the framework's kubelet command.
+type KubeletOptions struct {
+	// Args are appended to the command line (later flags win).
+	Args []string
+	// Env is appended to the kubelet's environment, e.g. GODEBUG=....
+	Env []string
 }
 
 // Kubelet is one running kubelet process.
@@ -87,6 +104,12 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	if v == 0 {
 		v = 4
 	}
+	if cfg.Port == 0 {
+		cfg.Port = Port
+	}
+	if cfg.CertDir == "" {
+		cfg.CertDir = filepath.Join(cfg.RootDir, "pki")
+	}
 	endpoint := "unix://" + cfg.DockerEndpoint
 	args := []string{
 		"--pod-manifest-path=" + cfg.ManifestDir,
@@ -95,6 +118,8 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--cgroup-driver=cgroupfs",
 		"--hostname-override=" + NodeName,
 		"--address=127.0.0.1",
+		fmt.Sprintf("--port=%d", cfg.Port),
+		"--cert-dir=" + cfg.CertDir,
 		fmt.Sprintf("--read-only-port=%d", ReadOnlyPort),
 		fmt.Sprintf("--healthz-port=%d", HealthzPort),
 		"--sync-frequency=" + SyncFrequency.String(),
@@ -103,10 +128,12 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--docker=" + endpoint,
 		fmt.Sprintf("--v=%d", v),
 	}
+	args = append(args, cfg.Args...)
 	cmd := exec.Command(cfg.Binary, args...)
+	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	fmt.Fprintf(logFile, "# %s %s\n", cfg.Binary, strings.Join(args, " "))
+	fmt.Fprintf(logFile, "# %s %s %s\n", strings.Join(cfg.Env, " "), cfg.Binary, strings.Join(args, " "))
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, err

@@ -52,13 +52,19 @@ func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
 // Start starts a kubelet of release+variant on this node, stopping the
 // current one first.
 func (n *Node) Start(release, variant string) (*Kubelet, error) {
+	return n.StartWith(release, variant, KubeletOptions{})
+}
+
+// StartWith is Start with extra flags or environment.
+func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet, error) {
 	n.StopKubelet()
 	r, err := LoadRelease(n.Root, release)
 	if err != nil {
 		return nil, err
 	}
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
-		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir})
+		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
+		KubeletOptions: opts})
 	if err != nil {
 		return nil, err
 	}

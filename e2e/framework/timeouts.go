@@ -18,6 +18,9 @@ const (
 	// PodStartTimeout bounds a pod getting all its containers running
 	// (1.7.5 needs ~6 s from start; images are local).
 	PodStartTimeout = 90 * time.Second
+	// KubeletStartTimeout bounds a kubelet serving its ports after start
+	// (1.7.5 needs ~6 s).
+	KubeletStartTimeout = 60 * time.Second
 	// StopTimeout is how long a kubelet gets after SIGTERM before SIGKILL.
 	StopTimeout = 10 * time.Second
 )

@@ -1,0 +1,133 @@
+package node
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"kubelet-toolchain/e2e/framework"
+)
+
+// The kubelet serves exec, attach, port-forward and logs on its TLS port.
+// Its binary must carry Go's current TLS defaults (the secure-defaults
+// series) whatever the release's build era: these specs shake hands with
+// the real kubelet as old and current clients would.
+
+// client is one TLS client configuration offered to the kubelet.
+type client struct {
+	name string
+	cfg  *tls.Config
+}
+
+var (
+	tls10    = &client{"TLS 1.0 client", &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS10}}
+	only3DES = &client{"3DES-only client", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{
+		tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA, tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA}}}
+	onlyRSAKex = &client{"RSA-key-exchange-only client", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{
+		tls.TLS_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_RSA_WITH_AES_128_CBC_SHA, tls.TLS_RSA_WITH_AES_256_CBC_SHA}}}
+	// What a 1.7/1.9 API server (Go 1.8/1.9 default client config) offers
+	// when it calls the kubelet: TLS 1.2, ECDHE first, RSA and 3DES last.
+	apiServer = &client{"1.7/1.9 API server client (TLS 1.2, Go 1.9 default suites)", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{
+		tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305,
+		tls.TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA,
+		tls.TLS_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_RSA_WITH_AES_128_CBC_SHA, tls.TLS_RSA_WITH_AES_256_CBC_SHA,
+		tls.TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA, tls.TLS_RSA_WITH_3DES_EDE_CBC_SHA}}}
+	currentGo = &client{"current Go client (TLS 1.3)", &tls.Config{}}
+)
+
+// handshake connects to the kubelet's TLS port as c and returns the
+// negotiated state, or the handshake error.
+func handshake(ctx context.Context, port int, c *client) (tls.ConnectionState, error) {
+	cfg := c.cfg.Clone()
+	cfg.InsecureSkipVerify = true // the kubelet's self-signed serving cert; the handshake is what is tested
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 5 * time.Second}, Config: cfg}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return tls.ConnectionState{}, err
+	}
+	defer conn.Close()
+	return conn.(*tls.Conn).ConnectionState(), nil
+}
+
+// expectHandshakes checks every client against a running kubelet.
+func expectHandshakes(ctx context.Context, k *framework.Kubelet, accepted, refused []*client) {
+	GinkgoHelper()
+	for _, c := range refused {
+		st, err := handshake(ctx, k.Config.Port, c)
+		Expect(err).To(HaveOccurred(), "%s: the kubelet accepted it (%s, %s)", c.name, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+		// A refusal, not an unreachable port: the server answered with an alert.
+		Expect(err.Error()).NotTo(ContainSubstring("connection refused"), c.name)
+		fmt.Fprintf(GinkgoWriter, "refused  %-60s %v\n", c.name, err)
+	}
+	for _, c := range accepted {
+		st, err := handshake(ctx, k.Config.Port, c)
+		Expect(err).NotTo(HaveOccurred(), "%s refused\n%s", c.name, k.LogTail(20))
+		if c.name == apiServer.name {
+			Expect(tls.CipherSuiteName(st.CipherSuite)).To(HavePrefix("TLS_ECDHE_"), "%s negotiated a non-ECDHE suite", c.name)
+		}
+		fmt.Fprintf(GinkgoWriter, "accepted %-60s %s %s\n", c.name, tls.VersionName(st.Version), tls.CipherSuiteName(st.CipherSuite))
+	}
+}
+
+// startTLSKubelet starts a kubelet and waits until its TLS port answers.
+func startTLSKubelet(ctx context.Context, node *framework.Node, release, variant string, env []string, args ...string) *framework.Kubelet {
+	GinkgoHelper()
+	k, err := node.StartWith(release, variant, framework.KubeletOptions{Env: env, Args: args})
+	Expect(err).NotTo(HaveOccurred())
+	Eventually(ctx, func() error {
+		if done, err := k.Exited(); done {
+			StopTrying(fmt.Sprintf("kubelet exited: %v\n%s", err, k.LogTail(40))).Now()
+		}
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", k.Config.Port), time.Second)
+		if err == nil {
+			conn.Close()
+		}
+		return err
+	}).WithTimeout(framework.KubeletStartTimeout).WithPolling(framework.Poll).Should(Succeed(), func() string { return k.LogTail(40) })
+	return k
+}
+
+var _ = Describe("kubelet TLS defaults", Label("tls"), Serial, func() {
+	for _, release := range []string{"1.7.5", "1.9.11", "1.18.6"} {
+		It(fmt.Sprintf("patched %s refuses TLS 1.0, 3DES and RSA key exchange and accepts an API server's client", release), func(ctx SpecContext) {
+			node := newNode(ctx)
+			k := startTLSKubelet(ctx, node, release, "patched", nil)
+			expectHandshakes(ctx, k, []*client{apiServer, currentGo}, []*client{tls10, only3DES, onlyRSAKex})
+		}, SpecTimeout(3*time.Minute))
+
+		// Negative control, and the override packagers document: the same
+		// binary with the old defaults back at run time accepts 3DES and RSA
+		// key exchange, so their refusal above comes from the compiled-in
+		// defaults, not from the clients. TLS 1.0 stays refused: every
+		// release's kubelet server sets MinVersion TLS 1.2 itself (1.18 by
+		// default, unless --tls-min-version says otherwise).
+		It(fmt.Sprintf("patched %s with GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1 at run time accepts them again", release), func(ctx SpecContext) {
+			node := newNode(ctx)
+			k := startTLSKubelet(ctx, node, release, "patched", []string{"GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1"})
+			expectHandshakes(ctx, k, []*client{apiServer, only3DES, onlyRSAKex}, []*client{tls10})
+		}, SpecTimeout(3*time.Minute))
+	}
+
+	It("patched 1.18.6 still honours --tls-min-version and --tls-cipher-suites", func(ctx SpecContext) {
+		node := newNode(ctx)
+		k := startTLSKubelet(ctx, node, "1.18.6", "patched", nil,
+			"--tls-min-version=VersionTLS10", // HTTP/2 needs an ECDHE AES-128-GCM suite in any list.
+			"--tls-cipher-suites=TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA,TLS_RSA_WITH_AES_128_GCM_SHA256")
+		aes128GCM := &client{"ECDHE AES-128-GCM-only client", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256}}}
+		aes256GCM := &client{"ECDHE AES-256-GCM-only client", &tls.Config{MaxVersion: tls.VersionTLS12, CipherSuites: []uint16{tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384}}}
+		// An explicit list wins over the defaults both ways: RSA key exchange
+		// listed by the operator is served, a suite left out is not.
+		expectHandshakes(ctx, k, []*client{tls10, aes128GCM, onlyRSAKex}, []*client{aes256GCM, only3DES})
+	}, SpecTimeout(3*time.Minute))
+})

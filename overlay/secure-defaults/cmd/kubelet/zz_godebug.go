@@ -6,9 +6,10 @@
 // so `go version -m kubelet` showed tls10server=1, tls3des=1, tlsrsakex=1,
 // tlssha1=1, tlsunsafeekm=1, rsa1024min=0 and x509negativeserial=1. The
 // kubelet serves exec, attach, port-forward and logs on :10250 over TLS:
-// those builds accepted TLS 1.0 handshakes, 3DES, RSA key exchange, SHA-1
-// handshake signatures and RSA keys under 1024 bits, which Go itself
-// refuses by default since 1.22-1.25. A //go:debug directive in the main
+// those builds accepted 3DES, RSA key exchange, SHA-1 handshake signatures
+// and RSA keys under 1024 bits, which Go itself refuses by default since
+// 1.22-1.25 (TLS 1.0/1.1 only where a server leaves MinVersion unset; the
+// kubelet server of these releases sets TLS 1.2 itself). A //go:debug directive in the main
 // package works in both build modes (a go.mod godebug block would not reach
 // the GOPATH builds), so one file serves every release.
 //

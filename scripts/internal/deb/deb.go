@@ -280,7 +280,7 @@ KUBELET_ARGS=""
 # 1.0/1.1 clients (unless --tls-min-version says otherwise, where the release
 # has it), 3DES, RSA key exchange and SHA-1 handshake signatures. Only if a
 # client that cannot be upgraded needs them back, uncomment:
-#GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1,tlssha1=1
+#GODEBUG=tls3des=1,tlsrsakex=1,tlssha1=1
 `, r.GitVersion(v), r.PauseImage)
 }
 

@@ -1,15 +1,28 @@
-// Command podhash prints, for every container of every pod in a file, the
-// container hash this kubelet build writes in the container's hash label.
-// Pods are decoded exactly as this release decodes static pod manifests
-// (pkg/kubelet/config), and hashed with this build's HashContainer. Added
-// to the tree by the toolchain (overlay) for `make hash` and `make
-// preflight`; it is not part of kubelet.
+// Command podhash prints, for every container of every pod in a file or
+// directory, the container hash this kubelet build writes in the
+// container's hash label. Pods are decoded as this release's kubelet has
+// them:
 //
-//	podhash [--node NAME] [--stored FILE] [--feature-gates G=true,...] PODS
+//   - --source api (the default): as the API server sends them (kubectl
+//     get pods -o json|yaml, a Pod, a PodList or List): this release's v1
+//     types (unknown fields dropped) and v1 defaulting, no validation;
+//   - --source static: as the kubelet's --pod-manifest-path reads them
+//     (pkg/kubelet/config): internal decoding, defaulting, static pod name
+//     and UID (from --node and the manifest's path on the node), and
+//     validation under --allow-privileged and --feature-gates. A pod the
+//     kubelet would reject is a result ("rejected"), not an error.
 //
-// PODS holds a Pod, a PodList or List (kubectl get pods -o json|yaml), in
-// JSON or YAML, several documents allowed. Output: one JSON object per
-// container, init containers first, in file order. Exit 2 on bad input.
+// Hashes come from this build's HashContainer. Added to the tree by the
+// toolchain (overlay) for `make hash` and `make preflight`; it is not part
+// of kubelet.
+//
+//	podhash [--source api|static] [--node NAME] [--pod-manifest-path PATH]
+//	        [--allow-privileged] [--stored FILE] [--feature-gates G=true,...] PODS
+//
+// PODS is a file (JSON or YAML, several documents allowed) or, for static
+// pods, a directory read as the kubelet reads one. Output: one JSON object
+// per container, init containers first, in input order. Exit 2 on input
+// that cannot be read or parsed, naming the file and document.
 //
 // This file is the same for every release; release.go (from the release's
 // build series) names the few things that differ between releases.
@@ -22,6 +35,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -36,24 +51,35 @@ import (
 var accepts = func(c *container, stored uint64) bool { return kubecontainer.HashContainer(c) == stored }
 
 func main() {
-	node := flag.String("node", "node", "node name the static pod name and UID are derived with")
+	source := flag.String("source", "api", "api: pods as the API server sends them; static: manifests as --pod-manifest-path reads them")
+	node := flag.String("node", "node", "static: the node name (--hostname-override); it enters the static pod's name and derived UID")
+	nodePath := flag.String("pod-manifest-path", "", "static: the path of PODS on the node (a manifest file, or the kubelet's --pod-manifest-path directory); it enters the derived UID (default: PODS as given)")
+	allowPrivileged := flag.Bool("allow-privileged", defaultAllowPrivileged, "static: the kubelet's --allow-privileged")
 	stored := flag.String("stored", "", "file of '<namespace>/<pod>/<container> <hash>' lines: also report whether each hash is accepted")
 	gates := flag.String("feature-gates", "", "feature gates to enable, as on the kubelet command line")
 	flag.Parse()
 	if flag.NArg() != 1 {
-		fail("usage: podhash [--node NAME] [--stored FILE] [--feature-gates ...] PODS")
+		fail("usage: podhash [--source api|static] [--node NAME] [--pod-manifest-path PATH] [--allow-privileged] [--stored FILE] [--feature-gates ...] PODS")
 	}
+	if *source != "api" && *source != "static" {
+		fail("--source %q: use api or static", *source)
+	}
+	static := *source == "static"
 	if *gates != "" {
 		if err := setFeatureGates(*gates); err != nil {
 			fail("--feature-gates: %v", err)
 		}
 	}
+	setAllowPrivileged(*allowPrivileged)
 	want, err := readStored(*stored)
 	if err != nil {
 		fail("%v", err)
 	}
 	path := flag.Arg(0)
-	docs, err := readPods(path)
+	if *nodePath == "" {
+		*nodePath = path
+	}
+	docs, err := readInput(path, *nodePath, static)
 	if err != nil {
 		fail("%v", err)
 	}
@@ -61,24 +87,44 @@ func main() {
 	defer out.Flush()
 	enc := json.NewEncoder(out)
 	for _, d := range docs {
-		pod, err := config.DecodeStaticPod(d.data, path, types.NodeName(*node))
-		if err != nil {
-			fail("%s: %s: %v", path, d.pos, err)
+		var decoded *pod
+		if static {
+			var parsed bool
+			decoded, parsed, err = config.DecodeStaticPod(d.data, d.source, types.NodeName(*node))
+			if err != nil && parsed {
+				// Decoded, then refused by defaulting or validation: the
+				// kubelet would log it and never run the pod.
+				for _, c := range d.containers() {
+					enc.Encode(result{Pod: d.namespace() + "/" + d.name, Container: c.name, Init: c.init, Source: *source, Rejected: err.Error()})
+				}
+				continue
+			}
+		} else {
+			decoded, err = decodeAPIPod(d.data)
 		}
+		if err != nil {
+			fail("%s: %s: %v", d.file, d.pos, err)
+		}
+		raw := d.containers()
 		emit := func(c *container, init bool) {
-			r := result{Pod: pod.Namespace + "/" + d.name, Container: c.Name, Init: init,
-				Hash: kubecontainer.HashContainer(c), UID: string(pod.UID), UIDDerived: !d.hasUID}
+			r := result{Pod: d.namespace() + "/" + d.name, Container: c.Name, Init: init, Source: *source,
+				Hash: kubecontainer.HashContainer(c), UID: string(decoded.UID), UIDDerived: static && !d.hasUID}
 			if h, ok := want[r.Pod+"/"+r.Container]; ok {
 				a := accepts(c, h)
 				r.Accepted = &a
 			}
+			for _, rc := range raw {
+				if rc.name == c.Name && rc.init == init {
+					r.Dropped = dropped(rc.spec, c)
+				}
+			}
 			enc.Encode(r)
 		}
-		for i := range pod.Spec.InitContainers {
-			emit(&pod.Spec.InitContainers[i], true)
+		for i := range decoded.Spec.InitContainers {
+			emit(&decoded.Spec.InitContainers[i], true)
 		}
-		for i := range pod.Spec.Containers {
-			emit(&pod.Spec.Containers[i], false)
+		for i := range decoded.Spec.Containers {
+			emit(&decoded.Spec.Containers[i], false)
 		}
 	}
 }
@@ -87,10 +133,76 @@ type result struct {
 	Pod        string `json:"pod"`
 	Container  string `json:"container"`
 	Init       bool   `json:"init"`
+	Source     string `json:"source"`
 	Hash       uint64 `json:"hash"`
 	UID        string `json:"uid"`
 	UIDDerived bool   `json:"uidDerived"`
 	Accepted   *bool  `json:"accepted,omitempty"`
+	// Rejected is why this release's kubelet would refuse the pod.
+	Rejected string `json:"rejected,omitempty"`
+	// Dropped lists the container's fields this release's types do not
+	// have: the kubelet neither hashes nor enforces them.
+	Dropped []string `json:"dropped,omitempty"`
+}
+
+// dropped lists the fields set in the input container that do not survive
+// decoding into this release's types, as JSON paths.
+func dropped(in map[string]interface{}, c *container) []string {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	var out map[string]interface{}
+	if json.Unmarshal(data, &out) != nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var paths []string
+	var walk func(prefix string, in, out interface{})
+	walk = func(prefix string, in, out interface{}) {
+		switch iv := in.(type) {
+		case map[string]interface{}:
+			ov, _ := out.(map[string]interface{})
+			for k, v := range iv {
+				if empty(v) {
+					continue
+				}
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				if o, ok := ov[k]; ok {
+					walk(p, v, o)
+				} else if !seen[p] {
+					seen[p] = true
+					paths = append(paths, p)
+				}
+			}
+		case []interface{}:
+			ov, _ := out.([]interface{})
+			for i, v := range iv {
+				if i < len(ov) {
+					walk(prefix+"[]", v, ov[i])
+				}
+			}
+		}
+	}
+	walk("", in, out)
+	sort.Strings(paths)
+	return paths
+}
+
+// empty values say nothing the types could have dropped.
+func empty(v interface{}) bool {
+	switch v := v.(type) {
+	case nil:
+		return true
+	case map[string]interface{}:
+		return len(v) == 0
+	case []interface{}:
+		return len(v) == 0
+	}
+	return false
 }
 
 func fail(format string, args ...interface{}) {
@@ -99,14 +211,82 @@ func fail(format string, args ...interface{}) {
 }
 
 type doc struct {
-	pos, name string
-	hasUID    bool
-	data      []byte
+	file, pos, name string
+	// source is the manifest's path on the node (static pods' UIDs).
+	source string
+	hasUID bool
+	obj    map[string]interface{}
+	data   []byte
+}
+
+func (d doc) namespace() string {
+	meta, _ := d.obj["metadata"].(map[string]interface{})
+	if ns, _ := meta["namespace"].(string); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+type rawContainer struct {
+	name string
+	init bool
+	spec map[string]interface{}
+}
+
+// containers lists the pod's containers as written, init containers first.
+func (d doc) containers() []rawContainer {
+	spec, _ := d.obj["spec"].(map[string]interface{})
+	var out []rawContainer
+	for _, field := range []string{"initContainers", "containers"} {
+		list, _ := spec[field].([]interface{})
+		for _, c := range list {
+			m, _ := c.(map[string]interface{})
+			name, _ := m["name"].(string)
+			out = append(out, rawContainer{name: name, init: field == "initContainers", spec: m})
+		}
+	}
+	return out
+}
+
+// readInput reads a pods file, or a directory the way the kubelet reads
+// its --pod-manifest-path: every file not starting with "." in name order.
+// nodePath is where the input lives on the node (static pods' UIDs).
+func readInput(path, nodePath string, static bool) ([]doc, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return readPods(path, nodePath)
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	var out []doc
+	for _, n := range names {
+		docs, err := readPods(filepath.Join(path, n), filepath.Join(nodePath, n))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docs...)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no pods", path)
+	}
+	return out, nil
 }
 
 // readPods splits a file into single pod manifests, naming each one's
 // position (document, list item) for error messages.
-func readPods(path string) ([]doc, error) {
+func readPods(path, source string) ([]doc, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -156,6 +336,9 @@ func readPods(path string) ([]doc, error) {
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s: no pods", path)
 	}
+	for i := range out {
+		out[i].file, out[i].source = path, source
+	}
 	return out, nil
 }
 
@@ -170,7 +353,7 @@ func podDoc(obj map[string]interface{}, pos string) (doc, error) {
 	}
 	uid, _ := meta["uid"].(string)
 	data, err := json.Marshal(obj)
-	return doc{pos: pos + " (pod " + name + ")", name: name, hasUID: uid != "", data: data}, err
+	return doc{pos: pos + " (pod " + name + ")", name: name, hasUID: uid != "", obj: obj, data: data}, err
 }
 
 func readStored(path string) (map[string]uint64, error) {

@@ -38,13 +38,21 @@ verify-checksums: $(TOOLCHAIN) ## Compare built kubelets with CHECKSUMS (shows e
 update-checksums: $(TOOLCHAIN) ## Record the built kubelets' sha256 in CHECKSUMS
 	@$(CLI) update-checksums $(if $(VERSION),--release "$(VERSION)")
 
+# How pods reach the kubelet, for hash and preflight: SOURCE=api (default:
+# kubectl get pods -o yaml) or static (manifests; PODS may be a directory),
+# with the static path's NODE_NAME, MANIFEST_PATH (PODS' path on the node),
+# ALLOW_PRIVILEGED=true|false and FEATURE_GATES.
+POD_FLAGS = --pods "$(PODS)" --source "$(or $(SOURCE),api)" --node-name "$(NODE_NAME)" \
+	--pod-manifest-path "$(MANIFEST_PATH)" --allow-privileged "$(ALLOW_PRIVILEGED)" --feature-gates "$(FEATURE_GATES)"
+
 .PHONY: hash
-hash: $(TOOLCHAIN) ## Container hashes a build writes: make -s hash VERSION=1.9.11 VARIANT=vanilla PODS=pods.yaml
-	@$(CLI) hash --release "$(VERSION)" --variant "$(VARIANT)" --pods "$(PODS)"
+hash: $(TOOLCHAIN) ## Container hashes a build writes: make -s hash VERSION=1.9.11 VARIANT=vanilla PODS=pods.yaml [SOURCE=static]
+	@$(CLI) hash --release "$(VERSION)" --variant "$(VARIANT)" $(POD_FLAGS)
 
 .PHONY: preflight
-preflight: $(TOOLCHAIN) ## Which containers a switch recreates: make preflight FROM=1.7.5 TO=1.9.11 PODS=pods.yaml [FORMAT=json]
-	@$(CLI) preflight --from "$(FROM)" --to "$(TO)" --pods "$(PODS)" --format "$(or $(FORMAT),table)"
+preflight: $(TOOLCHAIN) ## Which containers a switch recreates: make preflight FROM=1.7.5 TO=1.9.11 PODS=pods.yaml [FORMAT=json] [FROM_VARIANT=patched] [NODE=unix:///var/run/docker.sock]
+	@$(CLI) preflight --from "$(FROM)" --from-variant "$(or $(FROM_VARIANT),vanilla)" --to "$(TO)" \
+	  --docker-endpoint "$(NODE)" --format "$(or $(FORMAT),table)" $(POD_FLAGS)
 
 .PHONY: smoke
 smoke: $(TOOLCHAIN) ## Check a built kubelet starts cAdvisor and dials Docker: make smoke VERSION=1.9.11 [VARIANT=...]

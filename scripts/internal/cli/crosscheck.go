@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/source"
 )
 
 // gates1_9 lets 1.9's static pod validation accept mountPropagation (alpha
@@ -100,6 +102,41 @@ func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
 	cmd.Flags().IntVar(&count, "count", 1000, "containers in the generated corpus")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "corpus seed")
 	return cmd
+}
+
+func newManifestCorpusCmd(s Streams, g *globals) *cobra.Command {
+	var release, out string
+	cmd := &cobra.Command{
+		Use:   "manifest-corpus",
+		Short: "Write every workload manifest of a release's own tree (add-ons, examples, e2e manifests) as a List of Pods, as kubectl shows them",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			n, skipped, err := manifestCorpus(cmd.Context(), g, release, out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "%s: %d pods from %s's manifests (%d files skipped: not YAML or JSON)\n", out, n, release, len(skipped))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&release, "release", "1.9.11", "release whose tree to read")
+	cmd.Flags().StringVar(&out, "out", "", "file to write")
+	return cmd
+}
+
+// manifestCorpus writes the release's own manifests as pods.
+func manifestCorpus(ctx context.Context, g *globals, release, out string) (int, []string, error) {
+	_, r, err := g.release(release)
+	if err != nil {
+		return 0, nil, err
+	}
+	if out == "" {
+		return 0, nil, fmt.Errorf("no output file given (--out)")
+	}
+	zip, err := source.Zip(ctx, r, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	return podhash.ManifestCorpus(zip, source.ModulePath+"@"+r.ModuleVersion+"/", out)
 }
 
 func newBenchHashCmd(s Streams, g *globals) *cobra.Command {

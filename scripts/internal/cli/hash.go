@@ -48,28 +48,59 @@ func helper(ctx context.Context, s Streams, g *globals, release string, v matrix
 	return podhash.Build(ctx, build.Options{Matrix: m, Release: r, Variant: v, OutputDir: m.OutputDir(), Log: s.Err})
 }
 
-func checkPodsFile(path string) error {
-	if path == "" {
-		return &ExitError{Code: 2, Err: fmt.Errorf("no pods file given (PODS=...)")}
+// podFlags are the kubelet settings that change how a release decodes
+// pods, shared by hash and preflight.
+type podFlags struct {
+	pods, source, nodeName, manifestPath, allowPrivileged, gates string
+}
+
+func (f *podFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.pods, "pods", "", "pods: a file (Pod, PodList or List; JSON or YAML, several documents) or, for static pods, a manifest directory")
+	cmd.Flags().StringVar(&f.source, "source", podhash.SourceAPI, "api: pods as the API server sends them (kubectl get pods -o yaml); static: manifests as --pod-manifest-path reads them")
+	cmd.Flags().StringVar(&f.nodeName, "node-name", "", "static: the node name (it enters static pod names and UIDs)")
+	cmd.Flags().StringVar(&f.manifestPath, "pod-manifest-path", "", "static: where --pods lives on the node (it enters derived UIDs; default the --pods path)")
+	cmd.Flags().StringVar(&f.allowPrivileged, "allow-privileged", "", "static: the kubelet's --allow-privileged, true or false (default: the release's default)")
+	cmd.Flags().StringVar(&f.gates, "feature-gates", "", "the kubelet's --feature-gates")
+}
+
+func (f *podFlags) options() (podhash.Options, error) {
+	if f.pods == "" {
+		return podhash.Options{}, fmt.Errorf("no pods file given (PODS=...)")
 	}
-	if _, err := os.Stat(path); err != nil {
-		return &ExitError{Code: 2, Err: err}
+	if _, err := os.Stat(f.pods); err != nil {
+		return podhash.Options{}, err
 	}
-	return nil
+	o := podhash.Options{Source: f.source, Gates: f.gates, NodeName: f.nodeName, ManifestPath: f.manifestPath}
+	if f.source != podhash.SourceAPI && f.source != podhash.SourceStatic {
+		return o, fmt.Errorf("source %q: use %s or %s", f.source, podhash.SourceAPI, podhash.SourceStatic)
+	}
+	switch f.allowPrivileged {
+	case "":
+	case "true", "false":
+		b := f.allowPrivileged == "true"
+		o.AllowPrivileged = &b
+	default:
+		return o, fmt.Errorf("allow-privileged %q: use true or false", f.allowPrivileged)
+	}
+	return o, nil
 }
 
 func newHashCmd(s Streams, g *globals) *cobra.Command {
-	var release, variant, pods string
+	var release, variant string
+	pf := &podFlags{}
 	cmd := &cobra.Command{
 		Use:   "hash",
 		Short: "Print the container hash a kubelet build writes, for every container in a pods file",
 		Long: `Prints "<namespace>/<pod>/<container> <hash>" for every container of every pod
 (init containers first, then containers, in file order): the value that
 release+variant writes in the container's hash label, computed by that
-release's own decoding and HashContainer. Exit status 2 on a bad file.`,
+release's own decoding and HashContainer. A pod the release's kubelet would
+refuse (static pods) is printed as "rejected: <reason>". Exit status 2 on a
+file that cannot be read.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkPodsFile(pods); err != nil {
-				return err
+			opts, err := pf.options()
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
 			}
 			v, err := parseVariant(variant)
 			if err != nil {
@@ -79,11 +110,16 @@ release's own decoding and HashContainer. Exit status 2 on a bad file.`,
 			if err != nil {
 				return err
 			}
-			res, err := h.Hash(cmd.Context(), pods, nil)
+			h.Options = opts
+			res, err := h.Hash(cmd.Context(), pf.pods, nil)
 			if err != nil {
 				return badInput(err)
 			}
 			for _, r := range res {
+				if r.Rejected != "" {
+					fmt.Fprintf(s.Out, "%s rejected: %s\n", r.Key(), r.Rejected)
+					continue
+				}
 				fmt.Fprintf(s.Out, "%s %d\n", r.Key(), r.Hash)
 			}
 			return nil
@@ -91,69 +127,115 @@ release's own decoding and HashContainer. Exit status 2 on a bad file.`,
 	}
 	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
 	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
-	cmd.Flags().StringVar(&pods, "pods", "", "Pod, PodList or List file (JSON or YAML, several documents allowed)")
+	pf.register(cmd)
 	return cmd
 }
 
 func newPreflightCmd(s Streams, g *globals) *cobra.Command {
-	var from, to, pods, format string
+	var from, fromVariant, to, format, endpoint string
+	pf := &podFlags{}
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Which containers would switching kubelet FROM -> TO recreate? (vanilla and patched TO)",
-		Long: `For every container in the pods file: the hash the FROM kubelet (vanilla)
-wrote, what TO vanilla and TO patched compute and whether they accept it
-(kept / recreated); for pods without metadata.uid also the static pod UID
-each release derives. Exit status 0 if the patched TO recreates nothing,
-1 if it would, 2 on error.`,
+		Long: `For every container in the pods file: the hash the FROM kubelet wrote (or,
+with --docker-endpoint, the hash label the running container carries), what
+TO vanilla and TO patched compute, and whether each keeps the container.
+Init containers are never hash-compared by the kubelet ("not compared").
+For static pods without metadata.uid it also shows the UID each release
+derives. Exit status 0 if the patched TO keeps everything, 1 if it would
+recreate or refuse something, 2 on error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkPodsFile(pods); err != nil {
+			rep, err := runPreflight(cmd.Context(), s, g, pf, from, fromVariant, to, endpoint)
+			if err != nil {
 				return err
 			}
-			if format != "table" && format != "json" {
+			switch format {
+			case "json":
+				err = rep.WriteJSON(s.Out)
+			case "table":
+				rep.WriteTable(s.Out)
+			default:
 				return &ExitError{Code: 2, Err: fmt.Errorf("FORMAT=%q: use table or json", format)}
 			}
-			ctx := cmd.Context()
-			var results [3][]podhash.Result
-			var stored map[string]uint64
-			for i, step := range []struct {
-				release string
-				v       matrix.Variant
-			}{{from, matrix.Vanilla}, {to, matrix.Vanilla}, {to, matrix.Patched}} {
-				h, err := helper(ctx, s, g, step.release, step.v)
-				if err != nil {
-					return &ExitError{Code: 2, Err: err}
-				}
-				if results[i], err = h.Hash(ctx, pods, stored); err != nil {
-					return &ExitError{Code: 2, Err: err}
-				}
-				if i == 0 {
-					stored = map[string]uint64{}
-					for _, r := range results[0] {
-						stored[r.Key()] = r.Hash
-					}
-				}
-			}
-			rep, err := podhash.Preflight(from, to, results[0], results[1], results[2])
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			if format == "json" {
-				err = rep.WriteJSON(s.Out)
-			} else {
-				rep.WriteTable(s.Out)
-			}
-			if err != nil {
-				return &ExitError{Code: 2, Err: err}
-			}
-			if rep.Recreating > 0 {
-				return &ExitError{Code: 1, Err: fmt.Errorf("the patched %s would recreate %d containers", to, rep.Recreating)}
+			if rep.Failed() {
+				return &ExitError{Code: 1, Err: fmt.Errorf("the patched %s would recreate %d containers and refuse %d", to, rep.Recreating, rep.Rejecting)}
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "release the node runs now (vanilla)")
+	cmd.Flags().StringVar(&from, "from", "", "release the node runs now (optional with --docker-endpoint)")
+	cmd.Flags().StringVar(&fromVariant, "from-variant", string(matrix.Vanilla), "variant the node runs now: vanilla, or patched for a rollback")
 	cmd.Flags().StringVar(&to, "to", "", "release to switch to")
-	cmd.Flags().StringVar(&pods, "pods", "", "Pod, PodList or List file (JSON or YAML)")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.Flags().StringVar(&endpoint, "docker-endpoint", "", "a live node's Docker endpoint (unix:///var/run/docker.sock): judge the hashes its running containers carry (read-only)")
+	pf.register(cmd)
 	return cmd
+}
+
+// runPreflight runs FROM's helper (unless only a node is given) and TO's
+// vanilla and patched helpers against the stored hashes.
+func runPreflight(ctx context.Context, s Streams, g *globals, pf *podFlags, from, fromVariant, to, endpoint string) (*podhash.Report, error) {
+	bad := func(err error) error { return &ExitError{Code: 2, Err: err} }
+	opts, err := pf.options()
+	if err != nil {
+		return nil, bad(err)
+	}
+	if to == "" || (from == "" && endpoint == "") {
+		return nil, bad(fmt.Errorf("give TO=... and FROM=... (or NODE=<docker endpoint>)"))
+	}
+	fv, err := parseVariant(fromVariant)
+	if err != nil {
+		return nil, bad(err)
+	}
+	run := func(release string, v matrix.Variant, stored map[string]uint64) ([]podhash.Result, error) {
+		h, err := helper(ctx, s, g, release, v)
+		if err != nil {
+			return nil, bad(err)
+		}
+		h.Options = opts
+		res, err := h.Hash(ctx, pf.pods, stored)
+		if err != nil {
+			return nil, bad(err)
+		}
+		return res, nil
+	}
+	in := podhash.Inputs{From: from, To: to, Source: opts.Source}
+	var stored map[string]uint64
+	if from != "" {
+		in.FromVariant = string(fv)
+		if in.FromResults, err = run(from, fv, nil); err != nil {
+			return nil, err
+		}
+		stored = map[string]uint64{}
+		for _, r := range in.FromResults {
+			if r.Rejected == "" {
+				stored[r.Key()] = r.Hash
+			}
+		}
+	}
+	if endpoint != "" {
+		if in.Node, err = podhash.ReadNode(ctx, endpoint, opts.NodeName); err != nil {
+			return nil, bad(err)
+		}
+		// The keys the helpers use come from the file: list them once.
+		keys, err := run(to, matrix.Vanilla, nil)
+		if err != nil {
+			return nil, err
+		}
+		stored = in.Node.StoredFor(keys)
+	}
+	if in.Vanilla, err = run(to, matrix.Vanilla, stored); err != nil {
+		return nil, err
+	}
+	if in.Patched, err = run(to, matrix.Patched, stored); err != nil {
+		return nil, err
+	}
+	rep, err := podhash.Preflight(in)
+	if err != nil {
+		return nil, bad(err)
+	}
+	return rep, nil
 }

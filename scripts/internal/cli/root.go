@@ -61,6 +61,7 @@ func newRoot(s Streams) *cobra.Command {
 		newHashCmd(s, g),
 		newPreflightCmd(s, g),
 		newCrosscheckCmd(s, g),
+		newManifestCorpusCmd(s, g),
 		newBenchHashCmd(s, g),
 		newVerifyCmd(s, g),
 		newPackageCmd(s, g),

@@ -1,8 +1,9 @@
 // Package podhash answers "which containers would a kubelet switch
 // recreate?" with each release's own code: a helper (cmd/podhash, laid
-// into every prepared tree by the build series' overlay) decodes pods the
-// way that kubelet decodes static pods and hashes them with that build's
-// HashContainer.
+// into every prepared tree by the build series' overlay, built with the
+// kubelet's own flags) decodes pods the way that kubelet has them (from the
+// API server, or as static pod manifests) and hashes them with that
+// build's HashContainer.
 package podhash
 
 import (
@@ -32,6 +33,12 @@ type Result struct {
 	UID        string `json:"uid"`
 	UIDDerived bool   `json:"uidDerived"`
 	Accepted   *bool  `json:"accepted,omitempty"`
+	// Source is how the pod was decoded: api or static.
+	Source string `json:"source"`
+	// Rejected is why this release's kubelet would refuse the pod.
+	Rejected string `json:"rejected,omitempty"`
+	// Dropped are fields of the container this release's types lack.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // Key is namespace/pod/container.
@@ -45,24 +52,64 @@ type Helper struct {
 	Release *matrix.Release
 	Variant matrix.Variant
 	Path    string
-	// Gates are feature gates passed to the helper (--feature-gates).
+	Options
+}
+
+// Source says how pods reach the kubelet.
+const (
+	// SourceAPI: pods as the API server sends them (the default).
+	SourceAPI = "api"
+	// SourceStatic: manifests as the kubelet's --pod-manifest-path reads them.
+	SourceStatic = "static"
+)
+
+// Options are the kubelet flags that change how a release decodes pods.
+type Options struct {
+	// Source is SourceAPI or SourceStatic ("" = SourceAPI).
+	Source string
+	// Gates are feature gates (--feature-gates).
 	Gates string
+	// Static pods only: the node name, the manifests' path on the node, and
+	// --allow-privileged (nil = the release's default).
+	NodeName, ManifestPath string
+	AllowPrivileged        *bool
+}
+
+func (o Options) args() []string {
+	var args []string
+	if o.Source != "" {
+		args = append(args, "--source="+o.Source)
+	}
+	if o.Gates != "" {
+		args = append(args, "--feature-gates="+o.Gates)
+	}
+	if o.NodeName != "" {
+		args = append(args, "--node="+o.NodeName)
+	}
+	if o.ManifestPath != "" {
+		args = append(args, "--pod-manifest-path="+o.ManifestPath)
+	}
+	if o.AllowPrivileged != nil {
+		args = append(args, fmt.Sprintf("--allow-privileged=%v", *o.AllowPrivileged))
+	}
+	return args
 }
 
 // Build prepares the release's tree (build.Run: a no-op when up to date)
-// and compiles the helper in it.
+// and compiles the helper in it with the kubelet's own go build flags, so
+// it links what the kubelet links (the stamped hash baseline among them).
 func Build(ctx context.Context, o build.Options) (*Helper, error) {
 	if _, err := build.Run(ctx, o); err != nil {
 		return nil, err
 	}
 	p := build.PathsFor(o.OutputDir, o.Release.Release, o.Variant)
 	out := filepath.Join(p.Dir, "bin", "podhash")
-	_, env := build.CompileCommand(o.Release, o.Variant, p)
+	args, env := build.CompileCommand(o.Release, o.Variant, p)
 	pkg := "k8s.io/kubernetes/cmd/podhash"
 	if o.Release.Era == matrix.EraModules {
 		pkg = "./cmd/podhash"
 	}
-	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: []string{"build", "-trimpath", "-o", out, pkg}, Dir: build.BuildDir(o.Release, p), Env: env}); err != nil {
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(args, "-o", out, pkg), Dir: build.BuildDir(o.Release, p), Env: env}); err != nil {
 		return nil, fmt.Errorf("release %s %s: building cmd/podhash: %w", o.Release.Release, o.Variant, err)
 	}
 	return &Helper{Release: o.Release, Variant: o.Variant, Path: out}, nil
@@ -71,10 +118,7 @@ func Build(ctx context.Context, o build.Options) (*Helper, error) {
 // Hash runs the helper on a pods file. stored, when not nil, are hashes
 // (by Key) whose acceptance this build reports.
 func (h *Helper) Hash(ctx context.Context, pods string, stored map[string]uint64) ([]Result, error) {
-	args := []string{}
-	if h.Gates != "" {
-		args = append(args, "--feature-gates="+h.Gates)
-	}
+	args := h.Options.args()
 	if stored != nil {
 		f, err := os.CreateTemp("", "stored-hashes-")
 		if err != nil {

@@ -27,7 +27,7 @@ func TestPreflightVerdicts(t *testing.T) {
 		res("ns/api", "app", 1, "u1", false, ptr(true)),
 		res("ns/static", "web", 2, "new-uid", true, ptr(true)),
 	}
-	rep, err := Preflight("1.7.5", "1.9.11", from, vanilla, patched)
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11", FromResults: from, Vanilla: vanilla, Patched: patched})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestPreflightVerdicts(t *testing.T) {
 	if got := rep.Rows[1]; !strings.HasPrefix(got.PatchedVerdict, recreated) {
 		t.Errorf("static pod with a new UID: %+v", got)
 	}
-	if rep.Recreating != 1 || len(rep.UIDs) != 1 || !rep.UIDs[0].PodReplaced {
+	if rep.Recreating != 1 || len(rep.UIDs) != 1 || !rep.UIDs[0].PodReplaced || !rep.Failed() {
 		t.Errorf("report: %+v", rep)
 	}
 	var table strings.Builder
@@ -46,8 +46,85 @@ func TestPreflightVerdicts(t *testing.T) {
 	if !strings.Contains(table.String(), "whole pod is replaced") {
 		t.Errorf("table does not say the pod is replaced:\n%s", table.String())
 	}
-	if _, err := Preflight("a", "b", from, vanilla[:1], patched); err == nil {
+	if _, err := Preflight(Inputs{FromResults: from, Vanilla: vanilla[:1], Patched: patched}); err == nil {
 		t.Error("mismatched results accepted")
+	}
+}
+
+// The kubelet never hash-compares init containers: a changed hash there
+// recreates nothing and must not fail the preflight.
+func TestPreflightInitContainersNotCompared(t *testing.T) {
+	init := func(h uint64, acc *bool) Result {
+		r := res("ns/p", "setup", h, "u", false, acc)
+		r.Init = true
+		return r
+	}
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11",
+		FromResults: []Result{init(1, nil)}, Vanilla: []Result{init(2, ptr(false))}, Patched: []Result{init(3, ptr(false))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := rep.Rows[0]; row.PatchedVerdict != notCompared || row.VanillaVerdict != notCompared || rep.Failed() {
+		t.Errorf("init container: %+v, failed=%v", row, rep.Failed())
+	}
+}
+
+func TestPreflightRejectedAndNotEnforced(t *testing.T) {
+	rejected := res("ns/priv", "app", 0, "", false, nil)
+	rejected.Rejected = "privileged disallowed"
+	fromPSP := res("ns/psp", "app", 1, "u", false, nil)
+	fromPSP.Dropped = []string{"securityContext.allowPrivilegeEscalation"}
+	keptPSP := res("ns/psp", "app", 1, "u", false, ptr(true))
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11",
+		FromResults: []Result{res("ns/priv", "app", 5, "", false, nil), fromPSP},
+		Vanilla:     []Result{rejected, res("ns/psp", "app", 2, "u", false, ptr(false))},
+		Patched:     []Result{rejected, keptPSP}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := rep.Rows[0]; !strings.HasPrefix(row.PatchedVerdict, "rejected by 1.9.11: privileged") || rep.Rejecting != 1 || !rep.Failed() {
+		t.Errorf("rejected pod: %+v (rejecting %d)", row, rep.Rejecting)
+	}
+	row := rep.Rows[1]
+	if row.PatchedVerdict != "kept, spec not enforced: securityContext.allowPrivilegeEscalation" || len(row.NotEnforced) != 1 {
+		t.Errorf("PSP-filled field: %+v", row)
+	}
+	if rep.Recreating != 0 {
+		t.Errorf("a kept container counted as recreated: %+v", rep)
+	}
+}
+
+func TestPreflightNode(t *testing.T) {
+	node := &NodeState{Endpoint: "unix:///x", NodeName: "n1", Containers: []*NodeContainer{
+		{Namespace: "ns", Pod: "api", Container: "app", PodUID: "u1", Hash: 7},
+		{Namespace: "kube-system", Pod: "proxy-n1", Container: "kube-proxy", PodUID: "derived", Hash: 8},
+		{Namespace: "ns", Pod: "other", Container: "x", Hash: 9},
+	}}
+	api := res("ns/api", "app", 70, "u1", false, nil)
+	static := res("kube-system/proxy", "kube-proxy", 80, "derived", true, nil)
+	missing := res("ns/gone", "c", 1, "u3", false, nil)
+	stored := node.StoredFor([]Result{api, static, missing})
+	if stored["ns/api/app"] != 7 || stored["kube-system/proxy/kube-proxy"] != 8 || len(stored) != 2 {
+		t.Fatalf("stored hashes: %v", stored)
+	}
+	accepted := func(r Result, ok bool) Result { r.Accepted = &ok; return r }
+	rep, err := Preflight(Inputs{To: "1.9.11", Node: node,
+		Vanilla: []Result{accepted(api, false), accepted(static, false), missing},
+		Patched: []Result{accepted(api, true), accepted(static, true), missing}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != recreated || r.StoredHash == nil || *r.StoredHash != 7 {
+		t.Errorf("api pod: %+v", r)
+	}
+	if r := rep.Rows[1]; r.PatchedVerdict != kept || len(rep.UIDs) != 1 || rep.UIDs[0].PodReplaced {
+		t.Errorf("static pod: %+v %+v", r, rep.UIDs)
+	}
+	if r := rep.Rows[2]; r.PatchedVerdict != notRunning {
+		t.Errorf("pod not on the node: %+v", r)
+	}
+	if len(rep.Unmatched) != 1 || rep.Unmatched[0] != "ns/other/x" {
+		t.Errorf("unmatched: %v", rep.Unmatched)
 	}
 }
 

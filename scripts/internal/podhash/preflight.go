@@ -4,17 +4,29 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"text/tabwriter"
 )
 
 // Row is one container of a preflight report.
 type Row struct {
-	Container      string `json:"container"`
-	FromHash       uint64 `json:"fromHash"`
-	VanillaHash    uint64 `json:"toVanillaHash"`
-	VanillaVerdict string `json:"toVanilla"`
-	PatchedHash    uint64 `json:"toPatchedHash"`
-	PatchedVerdict string `json:"toPatched"`
+	Container string `json:"container"`
+	Init      bool   `json:"init,omitempty"`
+	// FromHash is what FROM writes (0 when FROM rejects the pod or, in node
+	// mode, when no FROM is given).
+	FromHash uint64 `json:"fromHash"`
+	// StoredHash is the hash label of the running container (node mode).
+	StoredHash     *uint64 `json:"storedHash,omitempty"`
+	VanillaHash    uint64  `json:"toVanillaHash"`
+	VanillaVerdict string  `json:"toVanilla"`
+	PatchedHash    uint64  `json:"toPatchedHash"`
+	PatchedVerdict string  `json:"toPatched"`
+	// Rejected says which release's kubelet refuses the pod, and why.
+	Rejected string `json:"rejected,omitempty"`
+	// NotEnforced are spec fields FROM dropped (so the running container
+	// lacks them) that the patched TO keeps the container without applying.
+	NotEnforced []string `json:"notEnforced,omitempty"`
 }
 
 // PodUID reports a static pod whose UID each release derives itself.
@@ -28,76 +40,193 @@ type PodUID struct {
 
 // Report is the outcome of a preflight.
 type Report struct {
-	From string   `json:"from"`
-	To   string   `json:"to"`
+	From        string `json:"from"`
+	FromVariant string `json:"fromVariant,omitempty"`
+	To          string `json:"to"`
+	// Source is how the pods reach the kubelet: api or static.
+	Source string `json:"source"`
+	// Node is the Docker endpoint whose containers' stored hashes were read.
+	Node string   `json:"node,omitempty"`
 	Rows []Row    `json:"containers"`
 	UIDs []PodUID `json:"staticPodUIDs,omitempty"`
+	// Unmatched are kubelet-made containers on the node that no pod of the
+	// file describes (namespace/pod/container).
+	Unmatched []string `json:"unmatchedNodeContainers,omitempty"`
 	// Recreating counts the containers the patched TO would recreate
-	// (a replaced pod counts all of its containers).
+	// (a replaced pod counts all of its containers; init containers never).
 	Recreating int `json:"patchedRecreates"`
+	// Rejecting counts the containers of pods the patched TO would refuse.
+	Rejecting int `json:"patchedRejects"`
 }
 
+// Verdicts. A verdict may carry a detail after ": " or " (".
 const (
-	kept      = "kept"
-	recreated = "recreated"
+	kept        = "kept"
+	recreated   = "recreated"
+	notCompared = "not compared (init container)"
+	notRunning  = "not running on the node"
+	notEnforced = "kept, spec not enforced"
+	rejectedBy  = "rejected by"
+	startedByTo = "started (FROM rejects the pod)"
+	podReplaced = recreated + " (pod replaced)"
 )
 
-// Preflight compares what FROM wrote with what TO vanilla and TO patched
-// accept. from, vanilla and patched are the helpers' results on the same
-// pods file, the latter two run with FROM's hashes as stored hashes.
-func Preflight(fromName, toName string, from, vanilla, patched []Result) (*Report, error) {
-	if len(from) != len(vanilla) || len(from) != len(patched) {
-		return nil, fmt.Errorf("the releases disagree on the containers in the file (%d, %d, %d)", len(from), len(vanilla), len(patched))
+// Inputs are the helpers' results on the same pods, for one preflight.
+type Inputs struct {
+	From, FromVariant, To, Source string
+	// FromResults are FROM's hashes; nil in node mode without FROM.
+	FromResults []Result
+	// Vanilla and Patched are TO's results, run with the stored hashes
+	// (FROM's, or the node's) so each reports what it accepts.
+	Vanilla, Patched []Result
+	// Node, in node mode, is what the running containers carry.
+	Node *NodeState
+}
+
+// Preflight compares what FROM wrote (or the node stores) with what TO
+// vanilla and TO patched accept, the way the kubelet reaches its verdicts.
+func Preflight(in Inputs) (*Report, error) {
+	n := len(in.Vanilla)
+	if len(in.Patched) != n || (in.FromResults != nil && len(in.FromResults) != n) {
+		return nil, fmt.Errorf("the releases disagree on the containers in the file (%d, %d, %d)", len(in.FromResults), n, len(in.Patched))
 	}
-	rep := &Report{From: fromName, To: toName}
-	replaced := map[string]bool{}
+	rep := &Report{From: in.From, FromVariant: in.FromVariant, To: in.To, Source: in.Source}
+	if in.Node != nil {
+		rep.Node = in.Node.Endpoint
+	}
+	replacedV, replacedP := map[string]bool{}, map[string]bool{}
 	seen := map[string]bool{}
-	for i := range from {
-		f, v, p := from[i], vanilla[i], patched[i]
-		if f.Key() != v.Key() || f.Key() != p.Key() {
-			return nil, fmt.Errorf("container %d: %s / %s / %s", i, f.Key(), v.Key(), p.Key())
+	for i := range in.Vanilla {
+		v, p := in.Vanilla[i], in.Patched[i]
+		var f *Result
+		if in.FromResults != nil {
+			f = &in.FromResults[i]
 		}
-		if f.UIDDerived && !seen[f.Pod] {
-			seen[f.Pod] = true
-			u := PodUID{Pod: f.Pod, From: f.UID, ToVanilla: v.UID, ToPatched: p.UID, PodReplaced: f.UID != p.UID}
+		if v.Key() != p.Key() || (f != nil && f.Key() != v.Key()) {
+			return nil, fmt.Errorf("container %d: %s / %s", i, v.Key(), p.Key())
+		}
+		row := Row{Container: v.Key(), Init: v.Init, VanillaHash: v.Hash, PatchedHash: p.Hash}
+		var running *NodeContainer
+		if in.Node != nil {
+			running = in.Node.Match(v)
+			if running != nil {
+				h := running.Hash
+				row.StoredHash = &h
+			}
+		}
+		// The UID FROM ran the pod under: FROM's derivation, or the node's label.
+		fromUID := ""
+		switch {
+		case running != nil:
+			fromUID = running.PodUID
+		case f != nil && f.Rejected == "":
+			fromUID = f.UID
+		}
+		if fromUID != "" && !seen[v.Pod] && (v.UIDDerived || p.UIDDerived) {
+			seen[v.Pod] = true
+			u := PodUID{Pod: v.Pod, From: fromUID, ToVanilla: v.UID, ToPatched: p.UID, PodReplaced: fromUID != p.UID}
 			rep.UIDs = append(rep.UIDs, u)
-			replaced[f.Pod] = u.PodReplaced
+			replacedV[v.Pod], replacedP[v.Pod] = fromUID != v.UID, u.PodReplaced
 		}
-		row := Row{Container: f.Key(), FromHash: f.Hash, VanillaHash: v.Hash, VanillaVerdict: verdict(v, false), PatchedHash: p.Hash, PatchedVerdict: verdict(p, replaced[f.Pod])}
-		if f.UIDDerived && f.UID != v.UID {
-			row.VanillaVerdict = recreated + " (pod replaced)"
+		if f != nil {
+			row.FromHash = f.Hash
 		}
-		if row.PatchedVerdict != kept {
+		var fromRejected string
+		if f != nil && f.Rejected != "" {
+			fromRejected = f.Rejected
+			row.Rejected = fmt.Sprintf("%s %s: %s", rejectedBy, in.From, f.Rejected)
+		}
+		if p.Rejected != "" {
+			row.Rejected = fmt.Sprintf("%s %s: %s", rejectedBy, in.To, p.Rejected)
+		}
+		judge := func(t Result, replaced bool) string {
+			switch {
+			case t.Rejected != "":
+				return fmt.Sprintf("%s %s: %s", rejectedBy, in.To, t.Rejected)
+			case t.Init:
+				return notCompared
+			case in.Node != nil && running == nil:
+				return notRunning
+			case in.Node == nil && fromRejected != "":
+				return startedByTo
+			case replaced:
+				return podReplaced
+			case t.Accepted != nil && *t.Accepted:
+				return kept
+			default:
+				return recreated
+			}
+		}
+		row.VanillaVerdict = judge(v, replacedV[v.Pod])
+		row.PatchedVerdict = judge(p, replacedP[v.Pod])
+		if row.PatchedVerdict == kept && f != nil {
+			if missing := lacking(f.Dropped, p.Dropped); len(missing) > 0 {
+				row.NotEnforced = missing
+				row.PatchedVerdict = notEnforced + ": " + strings.Join(missing, ", ")
+			}
+		}
+		switch {
+		case strings.HasPrefix(row.PatchedVerdict, recreated):
 			rep.Recreating++
+		case strings.HasPrefix(row.PatchedVerdict, rejectedBy):
+			rep.Rejecting++
 		}
 		rep.Rows = append(rep.Rows, row)
+	}
+	if in.Node != nil {
+		rep.Unmatched = in.Node.Unmatched()
 	}
 	return rep, nil
 }
 
-func verdict(r Result, podReplaced bool) string {
-	switch {
-	case podReplaced:
-		return recreated + " (pod replaced)"
-	case r.Accepted != nil && *r.Accepted:
-		return kept
-	default:
-		return recreated
+// lacking returns the fields FROM dropped that TO knows: the running
+// container was made without them, and a kept container stays so.
+func lacking(fromDropped, toDropped []string) []string {
+	to := map[string]bool{}
+	for _, f := range toDropped {
+		to[f] = true
 	}
+	var out []string
+	for _, f := range fromDropped {
+		if !to[f] {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
+
+// Failed reports whether the patched TO would recreate or refuse anything.
+func (r *Report) Failed() bool { return r.Recreating > 0 || r.Rejecting > 0 }
 
 // WriteTable renders the report for people.
 func (r *Report) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "CONTAINER\tFROM %s WRITES\tTO %s VANILLA\t\tTO %s PATCHED\t\n", r.From, r.To, r.To)
+	fromCol := fmt.Sprintf("FROM %s WRITES", r.From)
+	if r.Node != "" {
+		fromCol = "NODE STORES"
+	}
+	fmt.Fprintf(tw, "CONTAINER\t%s\tTO %s VANILLA\t\tTO %s PATCHED\t\n", fromCol, r.To, r.To)
 	for _, row := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%s\t\n", row.Container, row.FromHash, row.VanillaHash, row.VanillaVerdict, row.PatchedHash, row.PatchedVerdict)
+		from := fmt.Sprint(row.FromHash)
+		switch {
+		case row.StoredHash != nil:
+			from = fmt.Sprint(*row.StoredHash)
+		case r.Node != "":
+			from = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t\n", row.Container, from, row.VanillaHash, row.VanillaVerdict, row.PatchedHash, row.PatchedVerdict)
 	}
 	tw.Flush()
+	for _, row := range r.Rows {
+		if row.Rejected != "" && !strings.Contains(row.PatchedVerdict, row.Rejected) {
+			fmt.Fprintf(w, "%s: %s\n", row.Container, row.Rejected)
+		}
+	}
 	if len(r.UIDs) > 0 {
 		fmt.Fprintln(w, "\nPods without metadata.uid (static pods: each release derives the UID itself):")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "POD\tFROM %s UID\tTO %s VANILLA UID\tTO %s PATCHED UID\t\n", r.From, r.To, r.To)
+		fmt.Fprintf(tw, "POD\tFROM UID\tTO %s VANILLA UID\tTO %s PATCHED UID\t\n", r.To, r.To)
 		for _, u := range r.UIDs {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", u.Pod, u.From, u.ToVanilla, u.ToPatched)
 		}
@@ -108,10 +237,14 @@ func (r *Report) WriteTable(w io.Writer) {
 			}
 		}
 	}
-	if r.Recreating == 0 {
+	if len(r.Unmatched) > 0 {
+		fmt.Fprintf(w, "\nRunning on the node, described by no pod of the file:\n  %s\n", strings.Join(r.Unmatched, "\n  "))
+	}
+	switch {
+	case !r.Failed():
 		fmt.Fprintf(w, "\nOK: the patched %s recreates nothing.\n", r.To)
-	} else {
-		fmt.Fprintf(w, "\nThe patched %s would recreate %d containers.\n", r.To, r.Recreating)
+	default:
+		fmt.Fprintf(w, "\nThe patched %s would recreate %d containers and refuse %d.\n", r.To, r.Recreating, r.Rejecting)
 	}
 }
 

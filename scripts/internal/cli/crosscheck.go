@@ -15,16 +15,12 @@ import (
 	"kubelet-toolchain/scripts/internal/source"
 )
 
-// gates1_9 lets 1.9's static pod validation accept mountPropagation (alpha
-// in 1.9), as a kubelet started with that gate does.
-const gates1_9 = "MountPropagation=true"
-
 func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
 	var count int
 	var seed int64
 	cmd := &cobra.Command{
 		Use:   "hash-crosscheck",
-		Short: "Property test across releases: hash(1.7.5 vanilla) == hash(1.9.11 patched) != hash(1.9.11 vanilla) for a generated corpus",
+		Short: "Property test across releases: hash(1.7.5 vanilla) == hash(1.9.11 patched) != hash(1.9.11 vanilla) for a generated corpus and the release's own manifests (API pods)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			m, err := g.loadMatrix()
@@ -44,22 +40,23 @@ func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
 				return err
 			}
 			count = n
-			run := func(release string, v matrix.Variant, gates, pods string) ([]podhash.Result, error) {
+			// API pods: privileged and feature-gated containers are hashed as a
+			// 1.9 API server with those gates stores them.
+			run := func(release string, v matrix.Variant, pods string) ([]podhash.Result, error) {
 				h, err := helper(ctx, s, g, release, v)
 				if err != nil {
 					return nil, err
 				}
-				h.Gates = gates
 				return h.Hash(ctx, pods, nil)
 			}
 			var res [5][]podhash.Result
 			for i, step := range []struct {
-				release     string
-				v           matrix.Variant
-				gates, pods string
-			}{{"1.7.5", matrix.Vanilla, "", a}, {"1.9.11", matrix.Patched, gates1_9, a}, {"1.9.11", matrix.Vanilla, gates1_9, a},
-				{"1.7.5", matrix.Vanilla, "", b}, {"1.9.11", matrix.Patched, gates1_9, b}} {
-				if res[i], err = run(step.release, step.v, step.gates, step.pods); err != nil {
+				release string
+				v       matrix.Variant
+				pods    string
+			}{{"1.7.5", matrix.Vanilla, a}, {"1.9.11", matrix.Patched, a}, {"1.9.11", matrix.Vanilla, a},
+				{"1.7.5", matrix.Vanilla, b}, {"1.9.11", matrix.Patched, b}} {
+				if res[i], err = run(step.release, step.v, step.pods); err != nil {
 					return err
 				}
 			}
@@ -91,17 +88,62 @@ func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
 				mismatches++
 			}
 			data, _ := os.ReadFile(a)
-			newer := strings.Count(string(data), "allowPrivilegeEscalation") + strings.Count(string(data), "mountPropagation")
+			newer := strings.Count(string(data), "allowPrivilegeEscalation") + strings.Count(string(data), "mountPropagation") + strings.Count(string(data), "volumeDevices")
 			if mismatches > 0 {
 				return fmt.Errorf("%d of %d containers break the property (first ones):\n  %s", mismatches, count, strings.Join(bad, "\n  "))
 			}
-			fmt.Fprintf(s.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields): 1.7.5 vanilla == 1.9.11 patched for all, 1.9.11 vanilla differs for all, a new image changes both\n", count, newer)
-			return nil
+			fmt.Fprintf(s.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields, %d privileged): 1.7.5 vanilla == 1.9.11 patched for all, 1.9.11 vanilla differs for all, a new image changes both\n",
+				count, newer, strings.Count(string(data), `"privileged"`))
+			return crosscheckManifests(ctx, s, g, filepath.Join(dir, "manifests.json"))
 		},
 	}
 	cmd.Flags().IntVar(&count, "count", 1000, "containers in the generated corpus")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "corpus seed")
 	return cmd
+}
+
+// crosscheckManifests runs the same property over the pods of 1.9.11's own
+// manifests (add-ons, examples, e2e manifests), as API pods: every build of
+// every release must accept every one of them.
+func crosscheckManifests(ctx context.Context, s Streams, g *globals, path string) error {
+	pods, _, err := manifestCorpus(ctx, g, "1.9.11", path)
+	if err != nil {
+		return err
+	}
+	m, err := g.loadMatrix()
+	if err != nil {
+		return err
+	}
+	results := map[string][]podhash.Result{}
+	for _, r := range m.Releases {
+		if r.StandIn != "" {
+			continue
+		}
+		for _, v := range matrix.Variants {
+			h, err := helper(ctx, s, g, r.Release, v)
+			if err != nil {
+				return err
+			}
+			res, err := h.Hash(ctx, path, nil)
+			if err != nil {
+				return fmt.Errorf("%s %s refused a pod of the manifest corpus: %w", r.Release, v, err)
+			}
+			results[r.Release+"/"+string(v)] = res
+		}
+	}
+	old, patched, vanilla := results["1.7.5/vanilla"], results["1.9.11/patched"], results["1.9.11/vanilla"]
+	var bad []string
+	for i := range old {
+		if old[i].Hash != patched[i].Hash || old[i].Hash == vanilla[i].Hash {
+			bad = append(bad, fmt.Sprintf("%s: 1.7.5 %d, patched 1.9.11 %d, vanilla 1.9.11 %d", old[i].Key(), old[i].Hash, patched[i].Hash, vanilla[i].Hash))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d of %d manifest containers break the property:\n  %s", len(bad), len(old), strings.Join(bad[:min(len(bad), 10)], "\n  "))
+	}
+	fmt.Fprintf(s.Out, "ok  %d pods, %d containers of 1.9.11's own manifests: accepted as API pods by all %d builds; 1.7.5 vanilla == 1.9.11 patched, 1.9.11 vanilla differs, for every container\n",
+		pods, len(old), len(results))
+	return nil
 }
 
 func newManifestCorpusCmd(s Streams, g *globals) *cobra.Command {

@@ -14,7 +14,8 @@ import (
 // mountPropagation). imageSuffix is appended to every image, so a second
 // corpus differs from the first only in images. The same seed gives the
 // same file. Without alphaGates, fields that need a feature gate on some
-// release (mountPropagation, alpha in 1.8/1.9) are left out.
+// release (mountPropagation, alpha in 1.8/1.9; volumeDevices, alpha in 1.9)
+// are left out. Some containers are privileged.
 func Corpus(path string, n int, seed int64, imageSuffix string, alphaGates bool) (int, error) {
 	rnd := rand.New(rand.NewSource(seed))
 	var items []map[string]any
@@ -160,10 +161,17 @@ func corpusContainer(rnd *rand.Rand, j int, imageSuffix string, init, alpha bool
 		if maybe() {
 			sc["capabilities"] = map[string]any{"drop": []string{"NET_RAW"}}
 		}
+		if rnd.Intn(4) == 0 {
+			sc["privileged"] = true // refused by a static pod path without --allow-privileged
+		}
 		c["securityContext"] = sc
 	}
 	if rnd.Intn(8) == 0 {
 		c["stdin"], c["tty"] = true, maybe()
+	}
+	if alpha && rnd.Intn(6) == 0 {
+		// 1.9+, alpha behind BlockVolume: an API server with the gate stores it.
+		c["volumeDevices"] = []map[string]any{{"name": "block", "devicePath": "/dev/xvda"}}
 	}
 	if maybe() {
 		c["terminationMessagePolicy"] = "FallbackToLogsOnError"

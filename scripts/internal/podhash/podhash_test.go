@@ -150,14 +150,14 @@ func TestCorpus(t *testing.T) {
 	if err := json.Unmarshal(da, &list); err != nil || list.Kind != "List" || len(list.Items) == 0 {
 		t.Fatalf("not a List: %v", err)
 	}
-	for _, field := range []string{"allowPrivilegeEscalation", "mountPropagation", "initContainers", "valueFrom", "subPath"} {
+	for _, field := range []string{"allowPrivilegeEscalation", "mountPropagation", "volumeDevices", "privileged", "initContainers", "valueFrom", "subPath"} {
 		if !strings.Contains(string(da), field) {
 			t.Errorf("corpus never sets %s", field)
 		}
 	}
 	c, _ := Corpus(filepath.Join(dir, "c.json"), 300, 1, "", false)
 	dc, _ := os.ReadFile(filepath.Join(dir, "c.json"))
-	if c < 300 || strings.Contains(string(dc), "mountPropagation") {
+	if c < 300 || strings.Contains(string(dc), "mountPropagation") || strings.Contains(string(dc), "volumeDevices") {
 		t.Error("a corpus without alpha gates still sets mountPropagation")
 	}
 }

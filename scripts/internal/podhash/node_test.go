@@ -1,0 +1,47 @@
+package podhash
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ReadNode asks the engine only for kubelet-made app containers and reads
+// the hash from dockershim's annotation label; it never writes.
+func TestReadNode(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "docker.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var methods, filters []string
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		methods = append(methods, r.Method+" "+r.URL.Path)
+		filters = append(filters, r.URL.Query().Get("filters"))
+		w.Write([]byte(`[{"Id":"abc","Labels":{"io.kubernetes.docker.type":"container","io.kubernetes.pod.namespace":"ns",
+			"io.kubernetes.pod.name":"web-node1","io.kubernetes.pod.uid":"u1","io.kubernetes.container.name":"app",
+			"io.kubernetes.container.hash":"111","annotation.io.kubernetes.container.hash":"1559107639"}}]`))
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	st, err := ReadNode(context.Background(), "unix://"+sock, "node1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(methods) != 1 || methods[0] != "GET /containers/json" || !strings.Contains(filters[0], "io.kubernetes.docker.type=container") {
+		t.Errorf("requests: %v %v", methods, filters)
+	}
+	if len(st.Containers) != 1 || st.Containers[0].Hash != 1559107639 || st.Containers[0].PodUID != "u1" {
+		t.Fatalf("containers: %+v", st.Containers[0])
+	}
+	if c := st.Match(Result{Pod: "ns/web", Container: "app"}); c == nil || c.ID != "abc" {
+		t.Errorf("static pod web-node1 not matched to manifest web")
+	}
+	if _, err := ReadNode(context.Background(), "tcp://127.0.0.1:2375", ""); err == nil {
+		t.Error("a tcp endpoint was accepted")
+	}
+}

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Runs the node e2e suites one by one (each is a Ginkgo label), so each
-# suite's time is printed and each gets its own JUnit report.
+# suite's time is printed and each gets its own JUnit report. The suites
+# run against the e2e's own Docker Engine (scripts/engine-up.sh), never the
+# machine's: E2E_DOCKER_SOCKET, default _output/engine/docker.sock.
 #
 #   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/_output/e2e"
 mkdir -p "$out"
+export E2E_DOCKER_SOCKET="${E2E_DOCKER_SOCKET:-$root/_output/engine/docker.sock}"
+echo "==> e2e engine unix://$E2E_DOCKER_SOCKET"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan)
 summary=() failed=0

@@ -5,33 +5,84 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 )
 
-// DockerSocket is the real engine's socket (scripts/engine-up.sh).
-const DockerSocket = "/var/run/docker.sock"
+// EngineSocketEnv names the variable pointing the suites at the e2e's own
+// Docker Engine (scripts/e2e.sh sets it).
+const EngineSocketEnv = "E2E_DOCKER_SOCKET"
+
+// EngineLabel is the daemon label scripts/engine-up.sh gives its engine,
+// valued with the repository root.
+const EngineLabel = "io.kubelet-toolchain.e2e-engine"
+
+// ErrNotOurEngine is returned for an engine scripts/engine-up.sh did not
+// start: on a dockershim node the machine's engine runs production pods,
+// and the suites remove every kubelet-made container they see.
+var ErrNotOurEngine = errors.New("not the e2e's own Docker Engine")
+
+// EngineSocket is the socket of the e2e's own engine: $E2E_DOCKER_SOCKET,
+// else _output/engine/docker.sock under the repository root. Never the
+// machine's default socket.
+func EngineSocket(root string) string {
+	if s := os.Getenv(EngineSocketEnv); s != "" {
+		return s
+	}
+	return filepath.Join(root, "_output", "engine", "docker.sock")
+}
 
 // Docker is a small client of the Docker Engine API on a unix socket:
 // just what the suites observe and clean up with.
 type Docker struct {
-	http *http.Client
+	Socket string
+	http   *http.Client
 }
 
 // NewDocker connects to the engine at socket.
 func NewDocker(socket string) *Docker {
-	return &Docker{http: &http.Client{Transport: &http.Transport{
+	return &Docker{Socket: socket, http: &http.Client{Transport: &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		},
 	}}}
+}
+
+// CheckOurs fails with ErrNotOurEngine unless the engine carries
+// EngineLabel valued with root: a check made before anything is listed or
+// removed, so a wrong socket costs a failed suite, not a node's pods.
+func (d *Docker) CheckOurs(ctx context.Context, root string) error {
+	var info struct {
+		Labels        []string `json:"Labels"`
+		DockerRootDir string   `json:"DockerRootDir"`
+	}
+	if err := d.do(ctx, http.MethodGet, "/info", nil, &info); err != nil {
+		return err
+	}
+	for _, l := range info.Labels {
+		if k, v, ok := strings.Cut(l, "="); ok && k == EngineLabel && sameDir(v, root) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the engine at %s has no label %s=%s (labels %q, data root %s); scripts/engine-up.sh starts ours",
+		ErrNotOurEngine, d.Socket, EngineLabel, root, info.Labels, info.DockerRootDir)
+}
+
+// sameDir compares two paths after resolving symlinks.
+func sameDir(a, b string) bool {
+	ra, errA := filepath.EvalSymlinks(a)
+	rb, errB := filepath.EvalSymlinks(b)
+	return errA == nil && errB == nil && ra == rb
 }
 
 func (d *Docker) do(ctx context.Context, method, path string, q url.Values, out any) error {

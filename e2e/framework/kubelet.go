@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -44,6 +45,13 @@ type KubeletConfig struct {
 	ManifestDir, RootDir string
 	// DockerEndpoint is the socket both dockershim and cadvisor use.
 	DockerEndpoint string
+	// DockershimRoot and RuntimeEndpoint, when set, keep dockershim's
+	// checkpoints and CRI socket off the machine's defaults
+	// (/var/lib/dockershim, /var/run/dockershim.sock: a kubelet unlinks
+	// the socket at start).
+	DockershimRoot, RuntimeEndpoint string
+	// CgroupRoot, when set, is --cgroup-root (it must exist: CreateCgroupRoot).
+	CgroupRoot string
 	// LogDir receives kubelet-<release>-<variant>-<n>.log.
 	LogDir string
 	// Verbosity is --v (4 logs each periodic pod sync).
@@ -128,6 +136,22 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--docker=" + endpoint,
 		fmt.Sprintf("--v=%d", v),
 	}
+	if cfg.DockershimRoot != "" {
+		args = append(args, "--experimental-dockershim-root-directory="+cfg.DockershimRoot)
+	}
+	if cfg.RuntimeEndpoint != "" {
+		args = append(args, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+	}
+	if cfg.CgroupRoot != "" {
+		args = append(args, "--cgroup-root="+cfg.CgroupRoot)
+	}
+	// 1.10+ (DevicePlugins beta, on) empties /var/lib/kubelet/device-plugins/
+	// at start, a path no flag moves: every device plugin socket of a
+	// production kubelet, which then re-register with this one. 1.9 has the
+	// gate off; 1.7 does not know it (an unknown gate is an error).
+	if minor(cfg.Release) >= 10 {
+		args = append(args, "--feature-gates=DevicePlugins=false")
+	}
 	args = append(args, cfg.Args...)
 	cmd := exec.Command(cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
@@ -145,6 +169,17 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		close(k.exited)
 	}()
 	return k, nil
+}
+
+// minor returns the minor version of a release ("1.18.6" -> 18), 0 if
+// there is none.
+func minor(release string) int {
+	parts := strings.Split(release, ".")
+	if len(parts) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(parts[1])
+	return n
 }
 
 // Started is when the process was started.

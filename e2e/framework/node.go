@@ -11,42 +11,69 @@ import (
 	"time"
 )
 
-// DockershimCheckpoints is where dockershim keeps a checkpoint per sandbox.
-const DockershimCheckpoints = "/var/lib/dockershim/sandbox"
-
 // Node is the state shared by the kubelets a spec switches between: the
-// static pod manifests, the kubelet root dir, the engine.
+// static pod manifests, the kubelet root dir, dockershim's state, the pod
+// cgroups, the engine. Nothing of it is the machine's: a kubelet of the
+// node keeps its sandbox checkpoints and serves CRI under Dir, not in
+// /var/lib/dockershim and /var/run/dockershim.sock where a production
+// kubelet keeps its own, and sees only its own pod cgroups.
 type Node struct {
 	Root        string // repository root
 	Dir         string // this node's scratch dir
 	ManifestDir string
 	RootDir     string
 	LogDir      string
-	Docker      *Docker
+	// DockershimRoot is --experimental-dockershim-root-directory (all
+	// three releases accept it): sandbox checkpoints are under sandbox/.
+	DockershimRoot string
+	// RuntimeEndpoint is the socket dockershim serves CRI on
+	// (--container-runtime-endpoint).
+	RuntimeEndpoint string
+	// CgroupRoot is --cgroup-root, the node's own (cgroup.go says why).
+	CgroupRoot string
+	// Docker is the e2e's own engine (EngineSocket), checked to be ours.
+	Docker *Docker
 	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
 	Endpoint string
 	kubelet  *Kubelet
 }
 
-// NewNode prepares an empty node under dir. Nothing may be running yet:
-// a leftover kubelet or container would skew every assertion.
+// NewNode prepares an empty node under dir on the e2e's own engine.
+// Nothing may be running yet: a leftover kubelet or container would skew
+// every assertion.
 func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
+	engine := NewDocker(EngineSocket(root))
 	n := &Node{Root: root, Dir: dir, ManifestDir: filepath.Join(dir, "manifests"), RootDir: filepath.Join(dir, "kubelet"),
-		LogDir: logDir, Docker: NewDocker(DockerSocket), Endpoint: DockerSocket}
+		LogDir: logDir, DockershimRoot: filepath.Join(dir, "dockershim"), RuntimeEndpoint: filepath.Join(dir, "dockershim.sock"),
+		CgroupRoot: "/kubelet-" + filepath.Base(dir), Docker: engine, Endpoint: engine.Socket}
+	if err := engine.CheckOurs(ctx, root); err != nil {
+		if errors.Is(err, ErrNotOurEngine) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("the e2e's Docker Engine is not reachable (make e2e starts it: scripts/engine-up.sh): %w", err)
+	}
 	left, err := n.Docker.KubeContainers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("Docker Engine not reachable (make e2e starts it: scripts/engine-up.sh): %w", err)
+		return nil, err
 	}
 	for _, c := range left {
 		// A previous run that was killed outright may have left these.
 		n.Docker.RemoveContainer(ctx, c.ID)
 	}
-	for _, d := range []string{n.ManifestDir, n.RootDir, logDir} {
+	for _, d := range []string{n.ManifestDir, n.RootDir, n.DockershimRoot, logDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
 	}
+	if err := CreateCgroupRoot(n.CgroupRoot); err != nil {
+		return nil, err
+	}
 	return n, nil
+}
+
+// Checkpoint is the path of dockershim's checkpoint of a sandbox.
+func (n *Node) Checkpoint(sandboxID string) string {
+	return filepath.Join(n.DockershimRoot, "sandbox", sandboxID)
 }
 
 // Start starts a kubelet of release+variant on this node, stopping the
@@ -64,7 +91,7 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	}
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
 		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
-		KubeletOptions: opts})
+		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot, KubeletOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +146,10 @@ func (n *Node) Containers(ctx context.Context) (map[string]Container, error) {
 	return out, nil
 }
 
-// Cleanup stops the kubelet and removes every container, checkpoint, mount
-// and file the node made. It reports every failure, not just the first.
+// Cleanup stops the kubelet and removes every container, checkpoint,
+// cgroup, mount and file the node made (the containers from the e2e's own
+// engine, the checkpoints with Dir). It reports every failure, not just
+// the first.
 func (n *Node) Cleanup(ctx context.Context) error {
 	n.StopKubelet()
 	var errs []error
@@ -128,10 +157,8 @@ func (n *Node) Cleanup(ctx context.Context) error {
 	errs = append(errs, err)
 	for _, c := range list {
 		errs = append(errs, n.Docker.RemoveContainer(ctx, c.ID))
-		if c.Labels[LabelDockerType] == "podsandbox" {
-			os.Remove(filepath.Join(DockershimCheckpoints, c.ID))
-		}
 	}
+	errs = append(errs, RemoveCgroupRoot(n.CgroupRoot))
 	errs = append(errs, UnmountUnder(n.Dir))
 	if err := os.RemoveAll(n.Dir); err != nil {
 		errs = append(errs, err)

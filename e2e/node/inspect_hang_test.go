@@ -31,7 +31,7 @@ func hangPod(name, uid string, port string) framework.Pod {
 // the container's lock) and restarts kubelet with a second pod to start.
 func hungNode(ctx context.Context, variant string) (node *framework.Node, k *framework.Kubelet, proxy *dockerproxy.Proxy, hungID string, events *framework.EventLog) {
 	node = newNode(ctx)
-	proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), framework.DockerSocket, dockerproxy.WithLogWriter(GinkgoWriter))
+	proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, dockerproxy.WithLogWriter(GinkgoWriter))
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(proxy.Close)
 	node.Endpoint = proxy.Socket()

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -34,7 +33,7 @@ func orphanNode(ctx context.Context, variant string) (*framework.Node, *framewor
 	sandbox := before["victim/POD"].ID
 	Expect(node.RemovePod("victim")).To(Succeed())
 	Expect(node.Docker.RemoveContainer(ctx, sandbox)).To(Succeed())
-	Expect(os.Remove(filepath.Join(framework.DockershimCheckpoints, sandbox))).To(Succeed())
+	Expect(os.Remove(node.Checkpoint(sandbox))).To(Succeed())
 	events, err := node.Docker.WatchEvents(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(events.Stop)

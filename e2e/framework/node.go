@@ -36,6 +36,7 @@ type Node struct {
 	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
 	Endpoint string
 	kubelet  *Kubelet
+	podUIDs  map[string]bool // of every pod added, for Cleanup
 }
 
 // NewNode prepares an empty node under dir on the e2e's own engine.
@@ -116,6 +117,10 @@ func (n *Node) AddPod(p Pod) error {
 	if err != nil {
 		return err
 	}
+	if n.podUIDs == nil {
+		n.podUIDs = map[string]bool{}
+	}
+	n.podUIDs[p.UID] = true
 	tmp := filepath.Join(n.ManifestDir, "."+p.Name+".json.tmp")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
@@ -147,21 +152,59 @@ func (n *Node) Containers(ctx context.Context) (map[string]Container, error) {
 }
 
 // Cleanup stops the kubelet and removes every container, checkpoint,
-// cgroup, mount and file the node made (the containers from the e2e's own
-// engine, the checkpoints with Dir). It reports every failure, not just
-// the first.
+// cgroup, log, mount and file the node made (the containers from the e2e's
+// own engine, the checkpoints with Dir, the logs by pod UID and container
+// id). It reports every failure, not just the first.
 func (n *Node) Cleanup(ctx context.Context) error {
 	n.StopKubelet()
 	var errs []error
 	list, err := n.Docker.KubeContainers(ctx)
 	errs = append(errs, err)
+	uids, ids := map[string]bool{}, []string{}
+	for uid := range n.podUIDs {
+		uids[uid] = true
+	}
 	for _, c := range list {
 		errs = append(errs, n.Docker.RemoveContainer(ctx, c.ID))
+		uids[c.Labels[LabelPodUID]] = true
+		ids = append(ids, c.ID)
 	}
+	errs = append(errs, removeLogs(uids, ids))
 	errs = append(errs, RemoveCgroupRoot(n.CgroupRoot))
 	errs = append(errs, UnmountUnder(n.Dir))
 	if err := os.RemoveAll(n.Dir); err != nil {
 		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Where these kubelets put container logs: machine-wide paths no flag of
+// theirs moves, shared with a production kubelet.
+const (
+	podLogsDir       = "/var/log/pods"       // <uid>/ (1.7, 1.9), <namespace>_<name>_<uid>/ (1.18)
+	containerLogsDir = "/var/log/containers" // <pod>_<namespace>_<container>-<container id>.log links
+)
+
+// removeLogs removes the log directories of the pods with these UIDs and
+// the log links of these containers: exactly the node's own.
+func removeLogs(uids map[string]bool, ids []string) error {
+	var errs []error
+	for uid := range uids {
+		if uid == "" || strings.ContainsAny(uid, "/*?[\\") {
+			continue
+		}
+		dirs, _ := filepath.Glob(filepath.Join(podLogsDir, "*_*_"+uid))
+		for _, d := range append(dirs, filepath.Join(podLogsDir, uid)) {
+			errs = append(errs, os.RemoveAll(d))
+		}
+	}
+	for _, id := range ids {
+		links, _ := filepath.Glob(filepath.Join(containerLogsDir, "*-"+id+".log"))
+		for _, l := range links {
+			if err := os.Remove(l); err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

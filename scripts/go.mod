@@ -3,6 +3,7 @@ module kubelet-toolchain/scripts
 go 1.26.0
 
 require (
+	github.com/go-logr/logr v1.4.1
 	github.com/spdx/tools-golang v0.5.7
 	github.com/spf13/cobra v1.10.2
 	golang.org/x/mod v0.42.0
@@ -12,7 +13,6 @@ require (
 
 require (
 	github.com/anchore/go-struct-converter v0.1.0 // indirect
-	github.com/go-logr/logr v1.4.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.9 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect

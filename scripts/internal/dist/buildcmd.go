@@ -2,10 +2,10 @@ package dist
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
 )
 
@@ -39,30 +39,14 @@ func BuildCommand(r *matrix.Release, v matrix.Variant) string {
 			b = append(b, k+`="$PWD`+strings.TrimPrefix(val, gopathMarker)+`"`)
 			continue
 		}
-		b = append(b, k+"="+shellQuote(val))
+		b = append(b, execx.Quote(k+"="+val))
 	}
 	b = append(b, "go")
 	for _, a := range args {
-		b = append(b, shellQuote(a))
+		b = append(b, execx.Quote(a))
 	}
 	b = append(b, "-o", out, build.KubeletPackage(r))
 	return strings.Join(b, " ")
-}
-
-var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]*$`)
-
-// shellQuote quotes s for sh, preferring the most readable form.
-func shellQuote(s string) string {
-	switch {
-	case s == "":
-		return ""
-	case shellSafe.MatchString(s):
-		return s
-	case !strings.ContainsAny(s, `"$`+"`"+`\!`):
-		return `"` + s + `"`
-	default:
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-	}
 }
 
 // buildScript is build.sh at the top of the source tarball.

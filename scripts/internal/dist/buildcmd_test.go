@@ -1,28 +1,12 @@
 package dist
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/matrix"
 )
-
-func TestShellQuoteRoundTrips(t *testing.T) {
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip("no sh")
-	}
-	for _, s := range []string{"plain", "-s -w -buildid= -X 'a.b=c d'", `it's "x" $HOME`, "a\\b", "GOFLAGS=-mod=vendor", "v1.9.11+patched.k19-fixes"} {
-		out, err := exec.Command("sh", "-c", "printf %s "+shellQuote(s)).Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(out) != s {
-			t.Errorf("shellQuote(%q) = %s; sh reads it back as %q", s, shellQuote(s), out)
-		}
-	}
-}
 
 func TestBuildCommand(t *testing.T) {
 	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", GitCommit: strings.Repeat("a", 40), BuildDate: time.Unix(1538170522, 0).UTC(),

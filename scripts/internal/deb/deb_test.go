@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
 )
 
@@ -36,7 +37,7 @@ func TestBuildAndCheck(t *testing.T) {
 	if err != nil {
 		t.Skip("no true(1)")
 	}
-	want, err := exec.Command(bin, "--version").Output()
+	want, err := execx.Run(context.Background(), execx.Cmd{Name: bin, Args: []string{"--version"}})
 	if err != nil || len(want) == 0 {
 		t.Skip("true(1) has no --version here")
 	}
@@ -55,7 +56,7 @@ func TestBuildAndCheck(t *testing.T) {
 	if second, _ := os.ReadFile(out); string(first) != string(second) {
 		t.Error("two builds of the same package differ")
 	}
-	deps, err := exec.Command("dpkg-deb", "-f", out, "Depends", "Conflicts").Output()
+	deps, err := execx.Run(context.Background(), execx.Cmd{Name: "dpkg-deb", Args: []string{"-f", out, "Depends", "Conflicts"}})
 	if err != nil {
 		t.Fatal(err)
 	}

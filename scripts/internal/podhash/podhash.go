@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -131,16 +130,14 @@ func (h *Helper) Hash(ctx context.Context, pods string, stored map[string]uint64
 		f.Close()
 		args = append(args, "--stored="+f.Name())
 	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, h.Path, append(args, pods)...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), "podhash: "))
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() == 2 {
+	var stdout bytes.Buffer
+	stderr, err := execx.Run(ctx, execx.Cmd{Name: h.Path, Args: append(args, pods), Stdout: &stdout})
+	if err != nil {
+		if execx.ExitCode(err) == 2 {
+			msg := strings.TrimSpace(strings.TrimPrefix(string(stderr), "podhash: "))
 			return nil, fmt.Errorf("%w: %s", ErrBadInput, msg)
 		}
-		return nil, fmt.Errorf("release %s %s podhash: %v: %s", h.Release.Release, h.Variant, err, msg)
+		return nil, fmt.Errorf("release %s %s podhash: %w", h.Release.Release, h.Variant, err)
 	}
 	return decode(&stdout)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 )
@@ -95,13 +96,11 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 		if l == "" || strings.HasPrefix(l, "#") {
 			continue
 		}
-		cmd := exec.Command("patch", "-p1", "--batch", "-i", filepath.Join(out, l))
-		cmd.Dir = pk
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("patch -p1 < %s: %v\n%s", l, err, b)
+		if _, err := execx.Run(context.Background(), execx.Cmd{Name: "patch", Args: []string{"-p1", "--batch", "-i", filepath.Join(out, l)}, Dir: pk}); err != nil {
+			t.Fatal(err)
 		}
 	}
-	diff, _ := exec.Command("diff", "-r", built, pk).CombinedOutput()
+	diff, _ := execx.Run(context.Background(), execx.Cmd{Name: "diff", Args: []string{"-r", built, pk}})
 	if len(diff) > 0 {
 		t.Errorf("trees differ:\n%s", diff)
 	}
@@ -130,11 +129,8 @@ func TestAddedFilePatchAppliesWithGit(t *testing.T) {
 	}
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "p.patch"), string(p))
-	cmd := exec.Command("git", "apply", "p.patch")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(dir))
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("git apply: %v\n%s", err, b)
+	if _, err := execx.Run(context.Background(), execx.Cmd{Name: "git", Args: []string{"apply", "p.patch"}, Dir: dir, Env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}}); err != nil {
+		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "d", "f.txt")); !bytes.Equal(got, data) {
 		t.Errorf("git apply wrote %q", got)

@@ -7,12 +7,10 @@
 package smoke
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/semver"
+
+	"kubelet-toolchain/scripts/internal/execx"
 )
 
 // Report is what a smoke run observed.
@@ -40,9 +40,9 @@ const (
 // included) and that it starts cAdvisor and dials Docker within timeout.
 func Run(ctx context.Context, binary, want string, timeout time.Duration) (*Report, error) {
 	rep := &Report{}
-	out, err := exec.CommandContext(ctx, binary, "--version").CombinedOutput()
+	out, err := execx.Run(ctx, execx.Cmd{Name: binary, Args: []string{"--version"}, Timeout: timeout})
 	if err != nil {
-		return rep, fmt.Errorf("%s --version: %v: %s", binary, err, out)
+		return rep, err
 	}
 	rep.Version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "Kubernetes "))
 	if rep.Version != want {
@@ -81,36 +81,26 @@ func Run(ctx context.Context, binary, want string, timeout time.Duration) (*Repo
 		}
 	}()
 
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var log bytes.Buffer
-	cmd := exec.CommandContext(runCtx, binary,
-		"--root-dir="+root, "--pod-manifest-path="+filepath.Join(dir, "manifests"),
+	kubelet, err := execx.Start(ctx, execx.Cmd{Name: binary, Args: []string{
+		"--root-dir=" + root, "--pod-manifest-path=" + filepath.Join(dir, "manifests"),
 		"--cgroup-driver=cgroupfs", "--hostname-override=smoke", "--read-only-port=0",
-		"--docker-endpoint=unix://"+sock, "--docker=unix://"+sock, "--v=2")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
+		"--docker-endpoint=unix://" + sock, "--docker=unix://" + sock, "--v=2"}, Timeout: timeout})
+	if err != nil {
 		return rep, err
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
 	select {
 	case <-dialled:
 		rep.DockerDialled = true
 		// Give it a moment to log the failure, then stop it.
 		select {
-		case <-done:
+		case <-kubelet.Done():
 		case <-time.After(2 * time.Second):
-			cmd.Process.Signal(syscall.SIGTERM)
-			<-done
+			kubelet.Stop()
 		}
-	case <-done:
-	case <-runCtx.Done():
-		<-done
+	case <-kubelet.Done(): // exited, or stopped at the timeout
 	}
-	rep.Log = log.String()
+	kubelet.Wait() // without Docker it fails; the log says whether it got far enough
+	rep.Log = kubelet.Output()
 	rep.CAdvisorStarted = strings.Contains(rep.Log, cadvisorStarted)
 	switch {
 	case strings.Contains(rep.Log, noCAdvisor):

@@ -182,17 +182,17 @@ func manifestCorpus(ctx context.Context, g *globals, release, out string) (int, 
 }
 
 func newBenchHashCmd(s Streams, g *globals) *cobra.Command {
-	var release, variant string
+	f := &buildFlags{}
 	var count int
 	cmd := &cobra.Command{
 		Use:   "bench-hash",
 		Short: "Benchmark: hash a generated corpus of containers with a release's helper (built first, not timed)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v, err := parseVariant(variant)
+			v, err := parseVariant(f.variant)
 			if err != nil {
 				return err
 			}
-			h, err := helper(cmd.Context(), s, g, release, v)
+			h, err := helper(cmd.Context(), s, g, f.release, v)
 			if err != nil {
 				return err
 			}
@@ -216,12 +216,11 @@ func newBenchHashCmd(s Streams, g *globals) *cobra.Command {
 				best = min(best, time.Since(start))
 			}
 			fmt.Fprintf(s.Out, "bench-hash %s %s: %d containers in %s (best of 3; %.1f us/container; target < 2s)\n",
-				release, v, count, best.Round(time.Millisecond), float64(best.Microseconds())/float64(count))
+				f.release, v, count, best.Round(time.Millisecond), float64(best.Microseconds())/float64(count))
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
-	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release")
 	cmd.Flags().IntVar(&count, "count", 10000, "containers")
 	return cmd
 }

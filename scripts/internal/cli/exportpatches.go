@@ -10,9 +10,8 @@ import (
 )
 
 type exportPatchesFlags struct {
-	release string
-	variant string
-	out     string
+	buildFlags
+	out string
 }
 
 func newExportPatchesCmd(s Streams, g *globals) *cobra.Command {
@@ -24,7 +23,7 @@ func newExportPatchesCmd(s Streams, g *globals) *cobra.Command {
 			if f.out == "" {
 				return fmt.Errorf("no output directory given (OUT=...)")
 			}
-			m, r, v, err := g.build(f.release, f.variant)
+			m, r, v, err := f.resolve(g)
 			if err != nil {
 				return err
 			}
@@ -43,8 +42,7 @@ func newExportPatchesCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.release, "release", "", "release whose series to export, e.g. 1.9.11")
-	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release whose series to export")
 	cmd.Flags().StringVar(&f.out, "out", "", "directory to write (created; an earlier export in it is replaced)")
 	return cmd
 }

@@ -86,7 +86,7 @@ func (f *podFlags) options() (podhash.Options, error) {
 }
 
 func newHashCmd(s Streams, g *globals) *cobra.Command {
-	var release, variant string
+	f := &buildFlags{}
 	pf := &podFlags{}
 	cmd := &cobra.Command{
 		Use:   "hash",
@@ -102,11 +102,11 @@ file that cannot be read.`,
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			v, err := parseVariant(variant)
+			v, err := parseVariant(f.variant)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			h, err := helper(cmd.Context(), s, g, release, v)
+			h, err := helper(cmd.Context(), s, g, f.release, v)
 			if err != nil {
 				return err
 			}
@@ -125,8 +125,7 @@ file that cannot be read.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
-	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release")
 	pf.register(cmd)
 	return cmd
 }

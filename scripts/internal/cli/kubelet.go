@@ -3,10 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,8 +13,7 @@ import (
 )
 
 type kubeletFlags struct {
-	release   string
-	variant   string
+	buildFlags
 	sourceZip string
 }
 
@@ -27,20 +23,17 @@ func newKubeletCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "kubelet",
 		Short: "Build the kubelet of a pinned release (fetch, restore, patch, compile, checksum)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			_, err := buildKubelet(ctx, s, g, f)
+			_, err := buildKubelet(cmd.Context(), s, g, f)
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&f.release, "release", "", "release to build, e.g. 1.9.11")
-	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release to build")
 	cmd.Flags().StringVar(&f.sourceZip, "source-zip", "", "use this k8s.io/kubernetes module zip instead of downloading it (must hash to the pinned sum)")
 	return cmd
 }
 
 func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (*build.Result, error) {
-	m, r, v, err := g.build(f.release, f.variant)
+	m, r, v, err := f.resolve(g)
 	if err != nil {
 		return nil, err
 	}

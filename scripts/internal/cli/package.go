@@ -2,10 +2,7 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,30 +10,23 @@ import (
 	"kubelet-toolchain/scripts/internal/dist"
 )
 
-type packageFlags struct {
-	release string
-	variant string
-}
-
 func newPackageCmd(s Streams, g *globals) *cobra.Command {
-	f := &packageFlags{}
+	f := &kubeletFlags{}
 	cmd := &cobra.Command{
 		Use:   "package",
 		Short: "Build (or reuse) the kubelet and write its release artifacts to _output/<release>/dist/",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			built, err := buildKubelet(ctx, s, g, &kubeletFlags{release: f.release, variant: f.variant})
+			built, err := buildKubelet(cmd.Context(), s, g, f)
 			if err != nil {
 				return err
 			}
-			m, r, v, err := g.build(f.release, f.variant)
+			m, r, v, err := f.resolve(g)
 			if err != nil {
 				return err
 			}
 			start := time.Now()
 			fmt.Fprintf(s.Err, "==> package: %s %s\n", r.Release, v)
-			res, err := dist.Package(ctx, dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256, Log: s.Err})
+			res, err := dist.Package(cmd.Context(), dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256, Log: s.Err})
 			if err != nil {
 				return err
 			}
@@ -49,15 +39,13 @@ func newPackageCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.release, "release", "", "release to package, e.g. 1.9.11")
-	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release to package")
 	return cmd
 }
 
 type checkPackageFlags struct {
-	packageFlags
-	cold bool
-	keep bool
+	buildFlags
+	cold, keep bool
 }
 
 func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
@@ -66,14 +54,12 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "check-package",
 		Short: "Check a release's artifacts: sums, a rebuild from the source tarball with the same sha256, the SBOM, the .deb installed into a throwaway root",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			m, r, v, err := g.build(f.release, f.variant)
+			m, r, v, err := f.resolve(g)
 			if err != nil {
 				return err
 			}
 			start := time.Now()
-			res, err := dist.Check(ctx, dist.CheckOptions{Options: dist.Options{Matrix: m, Release: r, Variant: v, Log: s.Out}, ColdCache: f.cold, Keep: f.keep})
+			res, err := dist.Check(cmd.Context(), dist.CheckOptions{Options: dist.Options{Matrix: m, Release: r, Variant: v, Log: s.Err}, ColdCache: f.cold, Keep: f.keep})
 			if err != nil {
 				return err
 			}
@@ -81,8 +67,7 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&f.release, "release", "", "release whose artifacts to check, e.g. 1.9.11")
-	cmd.Flags().StringVar(&f.variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release whose artifacts to check")
 	cmd.Flags().BoolVar(&f.cold, "cold-cache", false, "rebuild with an empty GOCACHE, as a packager's first build (slower)")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the extracted tree the rebuild ran in")
 	return cmd

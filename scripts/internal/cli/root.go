@@ -1,15 +1,26 @@
 // Package cli is the toolchain's command line: one file per command, each
-// turning flags into options for the library packages. Only main exits.
+// a flags struct and a short RunE that turns flags into options for the
+// library packages. Only main exits.
+//
+// One rule for output: progress and diagnostics go to stderr, results
+// (what a script would read) to stdout. The -v levels are documented in
+// package execx, the one place that logs through the logger.
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
-	"k8s.io/klog/v2"
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2/textlogger"
 
 	"kubelet-toolchain/scripts/internal/matrix"
 )
@@ -26,13 +37,18 @@ type globals struct {
 }
 
 // Run executes the command line args and returns the error to report.
+// SIGINT and SIGTERM cancel the context every command runs with: external
+// commands are stopped and temporary trees removed on the way out.
 func Run(streams Streams, args []string) error {
-	cmd := newRoot(streams)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logs := textlogger.NewConfig(textlogger.Output(streams.Err))
+	cmd := newRoot(streams, logs)
 	cmd.SetArgs(args)
-	return cmd.Execute()
+	return cmd.ExecuteContext(logr.NewContext(ctx, textlogger.NewLogger(logs)))
 }
 
-func newRoot(s Streams) *cobra.Command {
+func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	g := &globals{}
 	cmd := &cobra.Command{
 		Use:           "toolchain",
@@ -44,10 +60,11 @@ func newRoot(s Streams) *cobra.Command {
 	cmd.SetErr(s.Err)
 	cmd.PersistentFlags().StringVar(&g.root, "root", ".", "repository root (holds versions.yaml, patches/, overlay/, locks/)")
 	cmd.PersistentFlags().StringVar(&g.versions, "versions", "", "release matrix file (default <root>/versions.yaml)")
-	// klog's -v: 0 progress, 2 commands run, 4 everything.
-	fs := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(fs)
-	cmd.PersistentFlags().AddGoFlag(fs.Lookup("v"))
+	fs := flag.NewFlagSet("log", flag.ContinueOnError)
+	logs.AddFlags(fs)
+	v := fs.Lookup("v")
+	v.Usage = "log verbosity: 2 every command run, 4 also its output (levels: package execx)"
+	cmd.PersistentFlags().AddGoFlag(v)
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
 		newLockCmd(s, g),
@@ -98,13 +115,24 @@ func (g *globals) release(name string) (*matrix.Matrix, *matrix.Release, error) 
 	return m, r, err
 }
 
-// build looks up a release and a variant given as flags.
-func (g *globals) build(release, variant string) (*matrix.Matrix, *matrix.Release, matrix.Variant, error) {
-	m, r, err := g.release(release)
+// buildFlags are --release and --variant: the build a command acts on.
+type buildFlags struct {
+	release, variant string
+}
+
+// register adds --release (described as what) and --variant to fs.
+func (f *buildFlags) register(fs *pflag.FlagSet, what string) {
+	fs.StringVar(&f.release, "release", "", what+", e.g. 1.9.11")
+	fs.StringVar(&f.variant, "variant", string(matrix.Patched), "patched or vanilla")
+}
+
+// resolve looks the release and variant up in the matrix.
+func (f *buildFlags) resolve(g *globals) (*matrix.Matrix, *matrix.Release, matrix.Variant, error) {
+	m, r, err := g.release(f.release)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	v, err := parseVariant(variant)
+	v, err := parseVariant(f.variant)
 	return m, r, v, err
 }
 

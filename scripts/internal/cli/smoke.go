@@ -11,12 +11,12 @@ import (
 )
 
 func newSmokeCmd(s Streams, g *globals) *cobra.Command {
-	var release, variant string
+	f := &buildFlags{}
 	cmd := &cobra.Command{
 		Use:   "smoke",
 		Short: "Check a built kubelet: its version, and that it starts cAdvisor and dials Docker",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, r, v, err := g.build(release, variant)
+			m, r, v, err := f.resolve(g)
 			if err != nil {
 				return err
 			}
@@ -29,7 +29,6 @@ func newSmokeCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&release, "release", "", "release, e.g. 1.9.11")
-	cmd.Flags().StringVar(&variant, "variant", "patched", "patched or vanilla")
+	f.register(cmd.Flags(), "release")
 	return cmd
 }

@@ -23,7 +23,7 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 			}
 			// The patched tree is prepared (and built) first, so the tests
 			// run against exactly what ships.
-			if _, err := buildKubelet(cmd.Context(), s, g, &kubeletFlags{release: r.Release, variant: string(matrix.Patched)}); err != nil {
+			if _, err := buildKubelet(cmd.Context(), s, g, &kubeletFlags{buildFlags: buildFlags{r.Release, string(matrix.Patched)}}); err != nil {
 				return err
 			}
 			if r.Series.Fixes == "" {

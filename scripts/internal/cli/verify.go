@@ -37,7 +37,7 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 			for _, r := range m.Releases {
 				for _, v := range matrix.Variants {
 					what := fmt.Sprintf("release %s %s (series %v)", r.Release, v, r.Series.For(v))
-					_, err := buildKubelet(cmd.Context(), s, g, &kubeletFlags{release: r.Release, variant: string(v)})
+					_, err := buildKubelet(cmd.Context(), s, g, &kubeletFlags{buildFlags: buildFlags{r.Release, string(v)}})
 					switch {
 					case errors.Is(err, source.ErrRefused) && r.StandIn != "":
 						fmt.Fprintf(s.Out, "skip %s: not served here (stand-in %s is verified instead)\n", what, r.StandIn)

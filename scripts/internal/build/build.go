@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/lock"
@@ -271,7 +272,7 @@ func compile(ctx context.Context, o Options, p Paths, args, env []string, fp str
 		if err := CheckGODEBUG(tmp); err != nil {
 			return err
 		}
-		sum, err := FileSHA256(tmp)
+		sum, err := checksums.SHA256(tmp)
 		if err != nil {
 			return err
 		}
@@ -366,7 +367,7 @@ func prepareFingerprint(o Options, series []*patch.Series) (string, error) {
 		files = append(files, f...)
 	}
 	for _, f := range files {
-		sum, err := FileSHA256(f)
+		sum, err := checksums.SHA256(f)
 		if errors.Is(err, fs.ErrNotExist) {
 			sum = "absent" // a missing lock fails in the restore stage
 		} else if err != nil {
@@ -408,7 +409,7 @@ func upToDate(p Paths, fp string) (string, bool) {
 	if len(f) != 2 || f[0] != fp {
 		return "", false
 	}
-	sum, err := FileSHA256(p.Binary)
+	sum, err := checksums.SHA256(p.Binary)
 	if err != nil || sum != f[1] {
 		return "", false
 	}
@@ -435,18 +436,4 @@ func treeChangedSince(tree string, t time.Time) bool {
 		return nil
 	})
 	return changed || (err != nil && !errors.Is(err, errStop))
-}
-
-// FileSHA256 returns the hex sha256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/matrix"
 )
 
@@ -51,7 +52,7 @@ func TestUpToDateNoticesTreeEdits(t *testing.T) {
 	src := filepath.Join(p.Tree, "pkg", "a.go")
 	os.WriteFile(src, []byte("package pkg\n"), 0o644)
 	os.WriteFile(p.Binary, []byte("binary"), 0o755)
-	sum, _ := FileSHA256(p.Binary)
+	sum, _ := checksums.SHA256(p.Binary)
 	past := time.Now().Add(-time.Hour)
 	os.Chtimes(src, past, past)
 	os.Chtimes(filepath.Join(p.Tree, "pkg"), past, past)

@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -29,56 +25,34 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			path := filepath.Join(m.Root, "CHECKSUMS")
+			path := filepath.Join(m.Root, checksums.FileName)
 			want, err := checksums.Load(path)
 			if err != nil {
 				return err
 			}
-			var failed []string
-			checked := 0
-			for _, r := range m.Releases {
-				if release != "" && r.Release != release {
-					continue
-				}
-				for _, v := range matrix.Variants {
-					key := checksums.Key(r.Release, string(v))
-					got, err := build.FileSHA256(build.PathsFor(m.OutputDir(), r.Release, v).Binary)
-					if errors.Is(err, os.ErrNotExist) {
-						continue // not built here
-					} else if err != nil {
-						return err
-					}
-					checked++
-					if update {
-						want[key] = got
-						fmt.Fprintf(s.Out, "%s  %s\n", got, key)
-						continue
-					}
-					switch exp, ok := want[key]; {
-					case !ok:
-						failed = append(failed, fmt.Sprintf("%s: no expected checksum\n  actual   %s", key, got))
-					case exp != got:
-						failed = append(failed, fmt.Sprintf("%s: MISMATCH\n  expected %s\n  actual   %s", key, exp, got))
-					default:
-						fmt.Fprintf(s.Out, "ok  %s  %s\n", got, key)
-					}
-				}
+			releases := m.Names()
+			if release != "" {
+				releases = []string{release}
 			}
-			if update {
-				return fsutil.WriteFileAtomic(path, want.Marshal(), 0o644)
+			built, err := checksums.Built(m.OutputDir(), releases, variantNames())
+			if err != nil {
+				return err
 			}
-			for _, f := range failed {
-				fmt.Fprintln(s.Out, f)
+			if !update {
+				return want.Verify(built, s.Out)
 			}
-			if checked == 0 {
-				return fmt.Errorf("no built kubelet under _output/ to check (make kubelet first)")
-			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d kubelets do not match CHECKSUMS; update it only if a pin, patch, flag or toolchain changed on purpose", len(failed), checked)
-			}
-			return nil
+			want.Update(built, s.Out)
+			return fsutil.WriteFileAtomic(path, want.Marshal(), 0o644)
 		},
 	}
 	cmd.Flags().StringVar(&release, "release", "", "only this release")
 	return cmd
+}
+
+func variantNames() []string {
+	var out []string
+	for _, v := range matrix.Variants {
+		out = append(out, string(v))
+	}
+	return out
 }

@@ -58,7 +58,7 @@ func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (
 		}
 		fmt.Fprintln(s.Err)
 	}
-	want, err := checksums.Load(filepath.Join(m.Root, "CHECKSUMS"))
+	want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
 	if err != nil {
 		return nil, err
 	}

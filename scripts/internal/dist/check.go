@@ -65,7 +65,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s lists no %s (run make package VERSION=%s VARIANT=%s)", SumsFile, n, r.Release, v)
 		}
-		got, err := build.FileSHA256(filepath.Join(dir, n))
+		got, err := checksums.SHA256(filepath.Join(dir, n))
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		return nil, fmt.Errorf("the kubelet rebuilt from %s has sha256 %s; the released one %s", names.SourceTarball, res.Rebuilt, res.Released)
 	}
 	recorded := ""
-	if want, err := checksums.Load(filepath.Join(m.Root, "CHECKSUMS")); err != nil {
+	if want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName)); err != nil {
 		return nil, err
 	} else if exp, ok := want[checksums.Key(r.Release, string(v))]; ok {
 		if exp != res.Rebuilt {
@@ -155,7 +155,7 @@ func rebuild(ctx context.Context, o CheckOptions, names Names) (string, time.Dur
 		return "", 0, err
 	}
 	took := time.Since(start)
-	sum, err := build.FileSHA256(filepath.Join(top, "kubelet"))
+	sum, err := checksums.SHA256(filepath.Join(top, "kubelet"))
 	return sum, took, err
 }
 

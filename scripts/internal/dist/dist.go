@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/deb"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/lock"
@@ -99,7 +100,7 @@ type Result struct {
 func Package(ctx context.Context, o Options) (*Result, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
-	sum, err := build.FileSHA256(p.Binary)
+	sum, err := checksums.SHA256(p.Binary)
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +207,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			return nil, err
 		}
 		a.Size = fi.Size()
-		if a.SHA256, err = build.FileSHA256(a.Path); err != nil {
+		if a.SHA256, err = checksums.SHA256(a.Path); err != nil {
 			return nil, err
 		}
 	}
@@ -262,31 +263,24 @@ func WriteSums(dir string) error {
 	if err != nil {
 		return err
 	}
-	var b strings.Builder
+	sums := checksums.File{}
 	for _, e := range entries {
 		if !e.Type().IsRegular() || e.Name() == SumsFile || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		sum, err := build.FileSHA256(filepath.Join(dir, e.Name()))
-		if err != nil {
+		if sums[e.Name()], err = checksums.SHA256(filepath.Join(dir, e.Name())); err != nil {
 			return err
 		}
-		fmt.Fprintf(&b, "%s  %s\n", sum, e.Name())
 	}
-	return fsutil.WriteFileAtomic(filepath.Join(dir, SumsFile), []byte(b.String()), 0o644)
+	return fsutil.WriteFileAtomic(filepath.Join(dir, SumsFile), sums.Lines(), 0o644)
 }
 
-// ReadSums reads a SHA256SUMS file into name -> sha256.
-func ReadSums(dir string) (map[string]string, error) {
-	data, err := os.ReadFile(filepath.Join(dir, SumsFile))
+// ReadSums reads dir's SHA256SUMS.
+func ReadSums(dir string) (checksums.File, error) {
+	path := filepath.Join(dir, SumsFile)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) == 2 {
-			out[strings.TrimPrefix(f[1], "*")] = f[0]
-		}
-	}
-	return out, nil
+	return checksums.Parse(data, path)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 	"kubelet-toolchain/scripts/internal/source"
@@ -69,12 +70,11 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 					fail("generated "+f, err)
 				}
 			}
-			for _, r := range m.Releases {
-				if r.StandIn != "" {
-					continue
-				}
-				if err := runLock(cmd.Context(), s, g, &lockFlags{release: r.Release, check: true}); err != nil {
-					fail("lock "+r.Lock, err)
+			for i := range m.Releases {
+				if r := &m.Releases[i]; r.StandIn == "" {
+					if err := checkLock(cmd.Context(), s, lock.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
+						fail("lock "+r.Lock, err)
+					}
 				}
 			}
 			if len(failures) > 0 {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
 
 	"golang.org/x/mod/sumdb/dirhash"
 
@@ -106,4 +108,32 @@ func VerifyDir(dir, path, version, sum string) error {
 			ErrCorrupt, path, version, dir, got, sum)
 	}
 	return nil
+}
+
+// Vendor runs `go mod vendor` in a modules-era tree; the go command checks
+// every module against go.sum (and the checksum database for what go.sum
+// lacks).
+func Vendor(ctx context.Context, tree, toolchain string) error {
+	_, err := execx.Run(ctx, execx.Cmd{
+		Name: "go", Args: []string{"mod", "vendor"}, Dir: tree,
+		// -mod=mod lets the go command read an edited go.mod.
+		Env: append(Env(toolchain), "GOFLAGS=-mod=mod"),
+	})
+	return err
+}
+
+// AddedLines returns the sorted lines of after (a go.sum) that before lacks.
+func AddedLines(before, after []byte) []string {
+	had := map[string]bool{}
+	for _, l := range strings.Split(string(before), "\n") {
+		had[l] = true
+	}
+	var out []string
+	for _, l := range strings.Split(string(after), "\n") {
+		if l != "" && !had[l] {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

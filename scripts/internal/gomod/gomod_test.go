@@ -30,3 +30,10 @@ func TestVerifyDirDetectsCorruption(t *testing.T) {
 		t.Fatalf("added file not detected: %v", err)
 	}
 }
+
+func TestAddedLines(t *testing.T) {
+	got := AddedLines([]byte("a 1 h1:x\nb 1 h1:y\n"), []byte("a 1 h1:x\nc 1 h1:z\nb 1 h1:y\n"))
+	if len(got) != 1 || got[0] != "c 1 h1:z" {
+		t.Fatalf("got %q", got)
+	}
+}

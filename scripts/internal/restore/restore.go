@@ -8,13 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
-	"golang.org/x/mod/modfile"
-
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/godeps"
 	"kubelet-toolchain/scripts/internal/gomod"
@@ -181,7 +177,7 @@ func linkStaging(tree string) error {
 // runs `go mod vendor`, which verifies every module against go.sum. A sum
 // the lock lacks is an error, not something fetched quietly.
 func Modules(ctx context.Context, tree, toolchain string, l *lock.Lock) error {
-	if err := EditGoMod(tree, l); err != nil {
+	if err := l.GoMod.Apply(tree); err != nil {
 		return err
 	}
 	sumPath := filepath.Join(tree, "go.sum")
@@ -193,161 +189,15 @@ func Modules(ctx context.Context, tree, toolchain string, l *lock.Lock) error {
 	if err := os.WriteFile(sumPath, want, 0o644); err != nil {
 		return err
 	}
-	if err := vendor(ctx, tree, toolchain); err != nil {
+	if err := gomod.Vendor(ctx, tree, toolchain); err != nil {
 		return err
 	}
 	got, err := os.ReadFile(sumPath)
 	if err != nil {
 		return err
 	}
-	if added := addedLines(want, got); len(added) > 0 {
+	if added := gomod.AddedLines(want, got); len(added) > 0 {
 		return fmt.Errorf("the lock lacks %d go.sum lines the build needs (run make lock):\n  %s", len(added), strings.Join(added, "\n  "))
 	}
 	return nil
-}
-
-// NewSums applies the lock's go.mod edits to tree, vendors it (the go
-// command consults the checksum database for anything go.sum lacks) and
-// returns the go.sum lines that were added.
-func NewSums(ctx context.Context, tree, toolchain string, l *lock.Lock) ([]string, error) {
-	if err := EditGoMod(tree, l); err != nil {
-		return nil, err
-	}
-	sumPath := filepath.Join(tree, "go.sum")
-	before, err := os.ReadFile(sumPath)
-	if err != nil {
-		return nil, err
-	}
-	// go mod vendor fills in go.sum for the modules it walks to, but not for
-	// the targets of replacements themselves: ask for those first.
-	targets, err := replacementTargets(tree)
-	if err != nil {
-		return nil, err
-	}
-	mods, err := gomod.Download(ctx, toolchain, targets...)
-	if err != nil {
-		return nil, err
-	}
-	var lines []string
-	for _, m := range mods {
-		if m.Error != "" {
-			return nil, fmt.Errorf("%s: %s", m.ID(), m.Error)
-		}
-		lines = append(lines, m.Path+" "+m.Version+" "+m.Sum, m.Path+" "+m.Version+"/go.mod "+m.GoModSum)
-	}
-	if err := os.WriteFile(sumPath, append(append([]byte{}, before...), []byte(strings.Join(lines, "\n")+"\n")...), 0o644); err != nil {
-		return nil, err
-	}
-	if err := vendor(ctx, tree, toolchain); err != nil {
-		return nil, err
-	}
-	after, err := os.ReadFile(sumPath)
-	if err != nil {
-		return nil, err
-	}
-	return addedLines(before, after), nil
-}
-
-// replacementTargets lists the module@version targets of go.mod's
-// replacements that go.sum does not cover yet.
-func replacementTargets(tree string) ([]string, error) {
-	data, err := os.ReadFile(filepath.Join(tree, "go.mod"))
-	if err != nil {
-		return nil, err
-	}
-	f, err := modfile.Parse("go.mod", data, nil)
-	if err != nil {
-		return nil, err
-	}
-	sums, err := os.ReadFile(filepath.Join(tree, "go.sum"))
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, r := range f.Replace {
-		if r.New.Version != "" && !strings.Contains(string(sums), r.New.Path+" "+r.New.Version+"/go.mod ") {
-			out = append(out, r.New.Path+"@"+r.New.Version)
-		}
-	}
-	return out, nil
-}
-
-func vendor(ctx context.Context, tree, toolchain string) error {
-	_, err := execx.Run(ctx, execx.Cmd{
-		Name: "go", Args: []string{"mod", "vendor"}, Dir: tree,
-		// -mod=mod lets the go command read the edited go.mod.
-		Env: append(gomod.Env(toolchain), "GOFLAGS=-mod=mod"),
-	})
-	return err
-}
-
-// addedLines returns the sorted lines of after that before lacks.
-func addedLines(before, after []byte) []string {
-	had := map[string]bool{}
-	for _, l := range strings.Split(string(before), "\n") {
-		had[l] = true
-	}
-	var out []string
-	for _, l := range strings.Split(string(after), "\n") {
-		if l != "" && !had[l] {
-			out = append(out, l)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// EditGoMod applies the lock's go.mod edits to tree/go.mod.
-func EditGoMod(tree string, l *lock.Lock) error {
-	path := filepath.Join(tree, "go.mod")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	f, err := modfile.Parse(path, data, nil)
-	if err != nil {
-		return err
-	}
-	e := l.GoMod
-	drop := map[string]bool{}
-	for _, d := range e.Drop {
-		drop[d.Path] = true
-		if err := f.DropRequire(d.Path); err != nil {
-			return err
-		}
-	}
-	var staged []string
-	for _, r := range f.Replace {
-		if strings.HasPrefix(r.New.Path, "./staging/src/") {
-			staged = append(staged, r.Old.Path)
-		}
-	}
-	sort.Strings(staged)
-	for _, p := range staged {
-		if err := f.DropReplace(p, ""); err != nil {
-			return err
-		}
-		if drop[p] {
-			continue
-		}
-		// The tree requires staging modules at v0.0.0; require and replace
-		// with the published version so the module graph is consistent.
-		if err := f.AddRequire(p, e.StagingVersion); err != nil {
-			return err
-		}
-		if err := f.AddReplace(p, "", p, e.StagingVersion); err != nil {
-			return err
-		}
-	}
-	for _, r := range e.Replace {
-		if err := f.AddReplace(r.Path, "", r.With, r.Version); err != nil {
-			return err
-		}
-	}
-	f.Cleanup()
-	out, err := f.Format()
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, out, 0o644)
 }

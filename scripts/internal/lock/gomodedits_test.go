@@ -1,4 +1,4 @@
-package restore
+package lock
 
 import (
 	"os"
@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"golang.org/x/mod/modfile"
-
-	"kubelet-toolchain/scripts/internal/lock"
 )
 
 const goMod = `module k8s.io/kubernetes
@@ -29,18 +27,18 @@ replace (
 )
 `
 
-func TestEditGoMod(t *testing.T) {
+func TestGoModEditsApply(t *testing.T) {
 	tree := t.TempDir()
 	os.WriteFile(filepath.Join(tree, "go.mod"), []byte(goMod), 0o644)
-	l := &lock.Lock{Release: "1.18.6", Era: "modules", GoMod: &lock.GoModEdits{
+	e := &GoModEdits{
 		StagingVersion: "v0.18.6",
-		Drop:           []lock.DroppedModule{{Path: "k8s.io/sample-cli-plugin", Reason: "sample"}},
-		Replace: []lock.Replacement{
+		Drop:           []DroppedModule{{Path: "k8s.io/sample-cli-plugin", Reason: "sample"}},
+		Replace: []Replacement{
 			{Path: "vbom.ml/util", With: "github.com/fvbommel/util", Version: "v0.0.0-20160121211510-db5cfe13f5cc", Reason: "host gone"},
 			{Path: "github.com/modern-go/reflect2", With: "github.com/modern-go/reflect2", Version: "v1.0.2", Reason: "crash"},
 		},
-	}}
-	if err := EditGoMod(tree, l); err != nil {
+	}
+	if err := e.Apply(tree); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(filepath.Join(tree, "go.mod"))
@@ -73,12 +71,5 @@ func TestEditGoMod(t *testing.T) {
 	}
 	if strings.Contains(string(data), "./staging") {
 		t.Errorf("staging replacement left:\n%s", data)
-	}
-}
-
-func TestAddedLines(t *testing.T) {
-	got := addedLines([]byte("a 1 h1:x\nb 1 h1:y\n"), []byte("a 1 h1:x\nc 1 h1:z\nb 1 h1:y\n"))
-	if len(got) != 1 || got[0] != "c 1 h1:z" {
-		t.Fatalf("got %q", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 type lockFlags struct {
@@ -29,7 +30,13 @@ the command fails if the regenerated lock differs from the committed one.
 those with a stand-in).`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.check && f.release == "" {
-				return checkLocks(cmd.Context(), s, g)
+				m, err := g.loadMatrix()
+				if err != nil {
+					return err
+				}
+				var errs []error
+				checkLocks(cmd.Context(), s, m, func(what string, err error) { errs = append(errs, fmt.Errorf("%s: %w", what, err)) })
+				return errors.Join(errs...)
 			}
 			m, r, err := g.release(f.release)
 			if err != nil {
@@ -64,19 +71,13 @@ func checkLock(ctx context.Context, s Streams, o lock.Options) error {
 }
 
 // checkLocks checks the lock of every release the proxy serves (a release
-// with a stand-in is not downloadable here) and reports every failure.
-func checkLocks(ctx context.Context, s Streams, g *globals) error {
-	m, err := g.loadMatrix()
-	if err != nil {
-		return err
-	}
-	var errs []error
+// with a stand-in is not downloadable here), calling fail for each failure.
+func checkLocks(ctx context.Context, s Streams, m *matrix.Matrix, fail func(what string, err error)) {
 	for i := range m.Releases {
 		if r := &m.Releases[i]; r.StandIn == "" {
 			if err := checkLock(ctx, s, lock.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
-				errs = append(errs, fmt.Errorf("lock %s: %w", r.Lock, err))
+				fail("lock "+r.Lock, err)
 			}
 		}
 	}
-	return errors.Join(errs...)
 }

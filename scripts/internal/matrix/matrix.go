@@ -134,6 +134,22 @@ func (r *Release) GitVersion(v Variant) string {
 	return r.ModuleVersion + "+" + r.VersionSuffix(v)
 }
 
+// SeriesNames lists every series the releases apply (patched variant),
+// each once, in the order they are first applied.
+func (m *Matrix) SeriesNames() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range m.Releases {
+		for _, name := range r.Series.For(Patched) {
+			if !seen[name] {
+				seen[name] = true
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
 // OutputDir is where trees and binaries are built: <root>/_output.
 func (m *Matrix) OutputDir() string { return filepath.Join(m.Root, "_output") }
 

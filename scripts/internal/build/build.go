@@ -344,8 +344,7 @@ func versionPackages(r *matrix.Release) []string {
 
 // VersionVars are the stamped key/value pairs.
 func VersionVars(r *matrix.Release, v matrix.Variant) [][2]string {
-	major, rest, _ := strings.Cut(r.Release, ".")
-	minor, _, _ := strings.Cut(rest, ".")
+	major, minor := r.MajorMinor()
 	vars := [][2]string{{"buildDate", r.BuildDate.UTC().Format("2006-01-02T15:04:05Z")}}
 	if r.GitCommit != "" {
 		// "archive": built from a source archive, not a git checkout.

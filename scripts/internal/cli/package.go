@@ -63,7 +63,7 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "package %s of %s %s checked in %s (rebuild %s)\n", dist.Version(r, v), r.Release, v, time.Since(start).Round(100*time.Millisecond), res.RebuildTook.Round(100*time.Millisecond))
+			fmt.Fprintf(s.Out, "package %s of %s %s checked in %s (rebuild %s)\n", r.PackageVersion(v), r.Release, v, time.Since(start).Round(100*time.Millisecond), res.RebuildTook.Round(100*time.Millisecond))
 			return nil
 		},
 	}

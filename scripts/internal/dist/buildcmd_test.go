@@ -27,11 +27,4 @@ func TestBuildCommand(t *testing.T) {
 			t.Errorf("modules command lacks %q:\n%s", want, got)
 		}
 	}
-	if v := Version(r, matrix.Patched); v != "1.9.11+k19-fixes" {
-		t.Errorf("Version = %s", v)
-	}
-	r.Series = matrix.Series{}
-	if v := Version(r, matrix.Vanilla); v != "1.9.11+vanilla" {
-		t.Errorf("Version without series = %s", v)
-	}
 }

@@ -52,7 +52,7 @@ type CheckResult struct {
 func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	dir := Dir(m, r)
-	version := Version(r, v)
+	version := r.PackageVersion(v)
 	names := NamesFor(version)
 	res := &CheckResult{}
 	cleanStale(filepath.Join(m.OutputDir(), r.Release))

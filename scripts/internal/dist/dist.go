@@ -35,15 +35,6 @@ const SumsFile = "SHA256SUMS"
 // patchDir is where the binary tarball holds the quilt export.
 const patchDir = "patches"
 
-// Version is the package version of a build: <upstream>+<series it is
-// named after>, e.g. 1.9.11+k19-fixes (1.18.6+vanilla with no series).
-func Version(r *matrix.Release, v matrix.Variant) string {
-	if n := r.Series.Named(v); n != "" {
-		return r.Release + "+" + n
-	}
-	return r.Release + "+" + string(v)
-}
-
 // Names are the artifact file names of one release+variant.
 type Names struct {
 	BinaryTarball, SourceTarball, SBOM, Deb string
@@ -107,7 +98,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	if o.SHA256 != "" && sum != o.SHA256 {
 		return nil, fmt.Errorf("%s changed since it was built (sha256 %s, built %s): another build is running?", p.Binary, sum, o.SHA256)
 	}
-	version := Version(r, v)
+	version := r.PackageVersion(v)
 	names := NamesFor(version)
 	dir := Dir(m, r)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -248,7 +239,7 @@ func binaryTarball(p build.Paths, n Names, set *quilt.Set) (*Tarball, error) {
 func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, sum string) (*Tarball, error) {
 	t := NewTarball()
 	top := n.SourceTop + "/"
-	if err := t.Add(Entry{Name: top + "BUILD.md", Data: []byte(buildDoc(r, v, Version(r, v), sum, r.Series.For(v)))}); err != nil {
+	if err := t.Add(Entry{Name: top + "BUILD.md", Data: []byte(buildDoc(r, v, r.PackageVersion(v), sum, r.Series.For(v)))}); err != nil {
 		return nil, err
 	}
 	if err := t.Add(Entry{Name: top + "build.sh", Data: []byte(buildScript(r, v)), Exec: true}); err != nil {

@@ -134,6 +134,52 @@ func (r *Release) GitVersion(v Variant) string {
 	return r.ModuleVersion + "+" + r.VersionSuffix(v)
 }
 
+// PackageVersion is the version packages carry: the upstream release and
+// the series the build is named after, e.g. 1.9.11+k19-fixes (or the
+// variant, 1.18.6+vanilla, with no series).
+func (r *Release) PackageVersion(v Variant) string {
+	if n := r.Series.Named(v); n != "" {
+		return r.Release + "+" + n
+	}
+	return r.Release + "+" + string(v)
+}
+
+// MajorMinor are the release's major and minor numbers, e.g. "1" and "9".
+func (r *Release) MajorMinor() (major, minor string) {
+	major, rest, _ := strings.Cut(r.Release, ".")
+	minor, _, _ = strings.Cut(rest, ".")
+	return major, minor
+}
+
+// Minor is the release's minor line, e.g. "1.9" (as hashBaseline names one).
+func (r *Release) Minor() string {
+	major, minor := r.MajorMinor()
+	return major + "." + minor
+}
+
+// Baseline is the release whose container hashes r's patched build
+// writes (r.HashBaseline names its minor): the newest release of that
+// minor, or its stand-in when it cannot be downloaded here. nil when r has
+// no baseline.
+func (m *Matrix) Baseline(r *Release) (*Release, error) {
+	if r.HashBaseline == "" {
+		return nil, nil
+	}
+	var newest *Release
+	for i := range m.Releases {
+		if m.Releases[i].Minor() == r.HashBaseline {
+			newest = &m.Releases[i] // sorted: the last one is the newest
+		}
+	}
+	switch {
+	case newest == nil:
+		return nil, fmt.Errorf("release %s: hashBaseline %s: no %s release in %s", r.Release, r.HashBaseline, r.HashBaseline, m.File)
+	case newest.StandIn != "":
+		return m.Lookup(newest.StandIn)
+	}
+	return newest, nil
+}
+
 // SeriesNames lists every series the releases apply (patched variant),
 // each once, in the order they are first applied.
 func (m *Matrix) SeriesNames() []string {

@@ -52,6 +52,15 @@ func TestParseGood(t *testing.T) {
 	if got := r.GitVersion(Vanilla); got != "v1.9.11+vanilla.k19-build" {
 		t.Errorf("vanilla version %q", got)
 	}
+	if got := r.PackageVersion(Patched); got != "1.9.11+k19-fixes" {
+		t.Errorf("patched package version %q", got)
+	}
+	if got := (&Release{Release: "1.18.6"}).PackageVersion(Vanilla); got != "1.18.6+vanilla" {
+		t.Errorf("package version without series %q", got)
+	}
+	if got := r.Minor(); got != "1.9" {
+		t.Errorf("minor %q", got)
+	}
 	if got := r.Series.For(Vanilla); len(got) != 1 || got[0] != "k19-build" {
 		t.Errorf("vanilla series %v", got)
 	}
@@ -129,5 +138,30 @@ func TestRepositoryMatrix(t *testing.T) {
 		if _, err := m.Lookup(want); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	m := &Matrix{File: "versions.yaml", Releases: []Release{
+		{Release: "1.7.5"}, {Release: "1.7.16", StandIn: "1.7.5"}, {Release: "1.8.15"},
+		{Release: "1.9.11", HashBaseline: "1.7"}, {Release: "1.10.0", HashBaseline: "1.8"}, {Release: "1.18.6", HashBaseline: "1.6"},
+	}}
+	for release, want := range map[string]string{"1.9.11": "1.7.5", "1.10.0": "1.8.15", "1.7.5": ""} {
+		r, _ := m.Lookup(release)
+		b, err := m.Baseline(r)
+		if err != nil {
+			t.Fatalf("%s: %v", release, err)
+		}
+		got := ""
+		if b != nil {
+			got = b.Release
+		}
+		if got != want {
+			t.Errorf("baseline of %s = %q, want %q", release, got, want)
+		}
+	}
+	r, _ := m.Lookup("1.18.6")
+	if _, err := m.Baseline(r); err == nil || !strings.Contains(err.Error(), "no 1.6 release") {
+		t.Errorf("missing baseline release: %v", err)
 	}
 }

@@ -1,0 +1,202 @@
+package podhash
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/source"
+)
+
+// Crosscheck is the cross-release property test: for every release whose
+// patched build writes an older release's container hashes (hashBaseline
+// in versions.yaml), the baseline's vanilla build and the patched build
+// must agree on every container, the vanilla build must not, and a new
+// image must change both. API pods: privileged and feature-gated
+// containers are hashed as an API server with those gates stores them, so
+// no feature gate is passed to the helpers.
+type Crosscheck struct {
+	Matrix *matrix.Matrix
+	// Count and Seed shape the generated corpus.
+	Count int
+	Seed  int64
+	// Log receives the builds' progress, Out the results.
+	Log, Out io.Writer
+}
+
+// Run checks the property on a generated corpus and on the pods of the
+// newer release's own manifests, for every release with a hash baseline.
+func (c *Crosscheck) Run(ctx context.Context) error {
+	dir := filepath.Join(c.Matrix.OutputDir(), "crosscheck")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	checked := 0
+	for i := range c.Matrix.Releases {
+		r := &c.Matrix.Releases[i]
+		old, err := c.Matrix.Baseline(r)
+		if err != nil {
+			return err
+		}
+		if old == nil || r.StandIn != "" {
+			continue
+		}
+		checked++
+		if err := c.corpus(ctx, dir, old, r); err != nil {
+			return err
+		}
+		if err := c.manifests(ctx, filepath.Join(dir, "manifests.json"), old, r); err != nil {
+			return err
+		}
+	}
+	if checked == 0 {
+		return fmt.Errorf("no release in %s has a hashBaseline: nothing to cross-check", c.Matrix.File)
+	}
+	return nil
+}
+
+// hash runs the helper of a release+variant on a pods file.
+func (c *Crosscheck) hash(ctx context.Context, r *matrix.Release, v matrix.Variant, pods string) ([]Result, error) {
+	h, err := Build(ctx, build.Options{Matrix: c.Matrix, Release: r, Variant: v, OutputDir: c.Matrix.OutputDir(), Log: c.Log})
+	if err != nil {
+		return nil, err
+	}
+	return h.Hash(ctx, pods, nil)
+}
+
+func (c *Crosscheck) corpus(ctx context.Context, dir string, old, r *matrix.Release) error {
+	a, b := filepath.Join(dir, "corpus.json"), filepath.Join(dir, "corpus-new-images.json")
+	count, err := Corpus(a, c.Count, c.Seed, "", true)
+	if err != nil {
+		return err
+	}
+	if _, err := Corpus(b, c.Count, c.Seed, "-new", true); err != nil {
+		return err
+	}
+	var res [5][]Result
+	for i, step := range []struct {
+		r    *matrix.Release
+		v    matrix.Variant
+		pods string
+	}{{old, matrix.Vanilla, a}, {r, matrix.Patched, a}, {r, matrix.Vanilla, a}, {old, matrix.Vanilla, b}, {r, matrix.Patched, b}} {
+		if res[i], err = c.hash(ctx, step.r, step.v, step.pods); err != nil {
+			return err
+		}
+		if len(res[i]) != count {
+			return fmt.Errorf("a helper reported %d containers, the corpus has %d", len(res[i]), count)
+		}
+	}
+	base, patched, vanilla, baseNew, patchedNew := res[0], res[1], res[2], res[3], res[4]
+	var bad []string
+	mismatches := 0
+	for i := range base {
+		k := base[i].Key()
+		var msg string
+		switch {
+		case base[i].Hash != patched[i].Hash:
+			msg = fmt.Sprintf("%s: %s %d, patched %s %d", k, old.Release, base[i].Hash, r.Release, patched[i].Hash)
+		case vanilla[i].Hash == base[i].Hash:
+			msg = fmt.Sprintf("%s: vanilla %s agrees with %s (%d): the corpus no longer shows the bug", k, r.Release, old.Release, base[i].Hash)
+		case baseNew[i].Hash == base[i].Hash || patchedNew[i].Hash == patched[i].Hash:
+			msg = fmt.Sprintf("%s: a new image leaves the hash unchanged", k)
+		default:
+			continue
+		}
+		if mismatches++; len(bad) < 10 {
+			bad = append(bad, msg)
+		}
+	}
+	if mismatches > 0 {
+		return fmt.Errorf("%d of %d containers break the property (first ones):\n  %s", mismatches, count, strings.Join(bad, "\n  "))
+	}
+	data, err := os.ReadFile(a)
+	if err != nil {
+		return err
+	}
+	corpus := string(data)
+	newer := strings.Count(corpus, "allowPrivilegeEscalation") + strings.Count(corpus, "mountPropagation") + strings.Count(corpus, "volumeDevices")
+	fmt.Fprintf(c.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields, %d privileged): %s vanilla == %s patched for all, %s vanilla differs for all, a new image changes both\n",
+		count, newer, strings.Count(corpus, `"privileged"`), old.Release, r.Release, r.Release)
+	return nil
+}
+
+// manifests runs the same property over the pods of r's own manifests
+// (add-ons, examples, e2e manifests), as API pods: every build of every
+// release served here must accept every one of them.
+func (c *Crosscheck) manifests(ctx context.Context, path string, old, r *matrix.Release) error {
+	pods, _, err := ReleaseManifests(ctx, r, path)
+	if err != nil {
+		return err
+	}
+	results := map[string][]Result{}
+	for i := range c.Matrix.Releases {
+		other := &c.Matrix.Releases[i]
+		if other.StandIn != "" {
+			continue
+		}
+		for _, v := range matrix.Variants {
+			res, err := c.hash(ctx, other, v, path)
+			if err != nil {
+				return fmt.Errorf("%s %s refused a pod of the manifest corpus: %w", other.Release, v, err)
+			}
+			results[other.Release+"/"+string(v)] = res
+		}
+	}
+	base, patched, vanilla := results[old.Release+"/vanilla"], results[r.Release+"/patched"], results[r.Release+"/vanilla"]
+	var bad []string
+	for i := range base {
+		if base[i].Hash != patched[i].Hash || base[i].Hash == vanilla[i].Hash {
+			bad = append(bad, fmt.Sprintf("%s: %s %d, patched %s %d, vanilla %s %d", base[i].Key(), old.Release, base[i].Hash, r.Release, patched[i].Hash, r.Release, vanilla[i].Hash))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d of %d manifest containers break the property:\n  %s", len(bad), len(base), strings.Join(bad[:min(len(bad), 10)], "\n  "))
+	}
+	fmt.Fprintf(c.Out, "ok  %d pods, %d containers of %s's own manifests: accepted as API pods by all %d builds; %s vanilla == %s patched, %s vanilla differs, for every container\n",
+		pods, len(base), r.Release, len(results), old.Release, r.Release, r.Release)
+	return nil
+}
+
+// ReleaseManifests writes the pods of release r's own manifests (see
+// ManifestCorpus) to out, from its verified module zip.
+func ReleaseManifests(ctx context.Context, r *matrix.Release, out string) (pods int, skipped []string, err error) {
+	if out == "" {
+		return 0, nil, fmt.Errorf("no output file given (--out)")
+	}
+	zip, err := source.Zip(ctx, r, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	return ManifestCorpus(zip, source.ModulePath+"@"+r.ModuleVersion+"/", out)
+}
+
+// Bench hashes a generated corpus of about count containers (written to
+// pods) with h three times and returns the best time and the corpus size.
+func Bench(ctx context.Context, h *Helper, pods string, count int) (time.Duration, int, error) {
+	if err := os.MkdirAll(filepath.Dir(pods), 0o755); err != nil {
+		return 0, 0, err
+	}
+	count, err := Corpus(pods, count, 7, "", false)
+	if err != nil {
+		return 0, 0, err
+	}
+	best := time.Duration(1<<63 - 1)
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		res, err := h.Hash(ctx, pods, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(res) != count {
+			return 0, 0, fmt.Errorf("hashed %d of %d containers", len(res), count)
+		}
+		best = min(best, time.Since(start))
+	}
+	return best, count, nil
+}

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/deb"
@@ -132,63 +134,52 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			return nil
 		}
 	}
-	// Two lanes for two cores: dpkg-deb's single-threaded xz (the longest
-	// step) next to the tarballs and the SBOM.
-	lanes := [][]func() error{
-		{step(names.Deb, func(dst string) error {
+	// Two at a time for two cores, dpkg-deb's single-threaded xz (the
+	// longest step) first; the first failure cancels the rest.
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(2)
+	for _, f := range []func() error{
+		step(names.Deb, func(dst string) error {
 			return deb.Build(ctx, deb.Options{Release: r, Variant: v, Version: version, Binary: p.Binary, SHA256: sum, Out: dst})
-		})},
-		{
-			step(names.SourceTarball, func(dst string) error {
-				t, err := sourceTarball(r, v, p, names, sum)
-				if err != nil {
-					return err
-				}
-				return t.Write(dst, r.BuildDate)
-			}),
-			step(names.BinaryTarball, func(dst string) error {
-				t, err := binaryTarball(p, names, set)
-				if err != nil {
-					return err
-				}
-				return t.Write(dst, r.BuildDate)
-			}),
-			step(names.SBOM, func(dst string) error {
-				doc, err := sbom.Generate(sbom.Input{Release: r, Variant: v, Version: version, BinarySHA256: sum, Tree: p.Tree, Modules: mods, Patches: set.Patches, PatchDir: patchDir})
-				if err != nil {
-					return err
-				}
-				data, err := sbom.Marshal(doc)
-				if err != nil {
-					return err
-				}
-				if _, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
-					return err
-				}
-				return fsutil.WriteFileAtomic(dst, data, 0o644)
-			}),
-		},
-	}
-	errs := make(chan error, len(lanes))
-	for _, lane := range lanes {
-		go func() {
-			for _, f := range lane {
-				if err := f(); err != nil {
-					errs <- err
-					return
-				}
+		}),
+		step(names.SourceTarball, func(dst string) error {
+			t, err := sourceTarball(r, v, p, names, sum)
+			if err != nil {
+				return err
 			}
-			errs <- nil
-		}()
+			return t.Write(dst, r.BuildDate)
+		}),
+		step(names.BinaryTarball, func(dst string) error {
+			t, err := binaryTarball(p, names, set)
+			if err != nil {
+				return err
+			}
+			return t.Write(dst, r.BuildDate)
+		}),
+		step(names.SBOM, func(dst string) error {
+			doc, err := sbom.Generate(sbom.Input{Release: r, Variant: v, Version: version, BinarySHA256: sum, Tree: p.Tree, Modules: mods, Patches: set.Patches, PatchDir: patchDir})
+			if err != nil {
+				return err
+			}
+			data, err := sbom.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			if _, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
+				return err
+			}
+			return fsutil.WriteFileAtomic(dst, data, 0o644)
+		}),
+	} {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return f()
+		})
 	}
-	var firstErr error
-	for range lanes {
-		if err := <-errs; err != nil && firstErr == nil {
-			firstErr = err
-		}
-	}
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	sort.Slice(res.Artifacts, func(i, j int) bool { return res.Artifacts[i].Name < res.Artifacts[j].Name })
 	for i := range res.Artifacts {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/godeps"
 	"kubelet-toolchain/scripts/internal/gomod"
@@ -35,56 +37,88 @@ func Godeps(ctx context.Context, tree, toolchain string, l *lock.Lock, progress 
 	if err := l.CheckCovers(withoutSelf(repos, f.ImportPath)); err != nil {
 		return err
 	}
-	// One go command per module, a few at a time, so progress can be shown
-	// as modules arrive; the go command locks the module cache itself.
-	var (
-		mu    sync.Mutex
-		done  int
-		errs  []error
-		sem   = make(chan struct{}, parallelDownloads)
-		group sync.WaitGroup
-	)
-	for _, m := range l.Modules {
-		group.Add(1)
-		go func() {
-			defer group.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			err := restoreModule(ctx, tree, toolchain, m)
-			mu.Lock()
-			defer mu.Unlock()
-			done++
-			if err != nil {
-				errs = append(errs, err)
-			} else if progress != nil {
-				progress(done, len(l.Modules), m.ID())
-			}
-		}()
+	// A few go commands at a time, each fetching a batch of modules (the go
+	// command downloads a batch in parallel and locks the module cache
+	// itself); the first failure cancels the rest.
+	total := len(l.Modules)
+	var mu sync.Mutex
+	done := 0
+	vendored := func(m lock.Module) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		if progress != nil {
+			progress(done, total, m.ID())
+		}
 	}
-	group.Wait()
-	if err := errors.Join(errs...); err != nil {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallelBatches)
+	for start := 0; start < total; start += batchSize {
+		batch := l.Modules[start:min(start+batchSize, total)]
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err // an earlier batch failed: start no more
+			}
+			return restoreBatch(ctx, tree, toolchain, batch, vendored)
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	return linkStaging(tree)
 }
 
-// parallelDownloads bounds concurrent go commands: enough to hide proxy
-// latency, few enough for a 2-core machine.
-const parallelDownloads = 8
+// batchSize and parallelBatches bound the go commands: a handful of them
+// in flight hides proxy latency and still suits a 2-core machine.
+const (
+	batchSize       = 24
+	parallelBatches = 3
+)
 
-// restoreModule downloads one locked module (the go command verifies it
-// against the checksum database), re-hashes the extracted copy in the
-// module cache against the lock, and vendors its packages.
-func restoreModule(ctx context.Context, tree, toolchain string, m lock.Module) error {
-	mods, err := gomod.Download(ctx, toolchain, m.ID())
+// download is gomod.Download; tests replace it.
+var download = gomod.Download
+
+// restoreBatch downloads a batch of locked modules with one go command
+// (which verifies each against the checksum database), then re-hashes the
+// extracted copy of each in the module cache against the lock and vendors
+// its packages. Every module that fails is named in the error.
+func restoreBatch(ctx context.Context, tree, toolchain string, batch []lock.Module, vendored func(lock.Module)) error {
+	var ids []string
+	seen := map[string]bool{}
+	for _, m := range batch {
+		if !seen[m.ID()] {
+			seen[m.ID()] = true
+			ids = append(ids, m.ID())
+		}
+	}
+	mods, err := download(ctx, toolchain, ids...)
 	if err != nil {
-		return fmt.Errorf("downloading %s (for %s): %w", m.ID(), m.Root, err)
+		return fmt.Errorf("downloading %s: %w", strings.Join(ids, " "), err)
 	}
-	got := mods[0]
-	if got.Error != "" {
+	got := map[string]gomod.Module{}
+	for _, m := range mods {
+		got[m.ID()] = m
+	}
+	var errs []error
+	for _, m := range batch {
+		if err := restoreModule(tree, m, got[m.ID()]); err != nil {
+			errs = append(errs, err)
+		} else {
+			vendored(m)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// restoreModule checks one downloaded module against the lock and
+// vendors its packages.
+func restoreModule(tree string, m lock.Module, got gomod.Module) error {
+	switch {
+	case got.Path == "":
+		return fmt.Errorf("locked module %s (for %s): go mod download said nothing about it", m.ID(), m.Root)
+	case got.Error != "":
 		return fmt.Errorf("locked module %s (for %s): %s", m.ID(), m.Root, got.Error)
-	}
-	if got.Sum != m.Sum {
+	case got.Sum != m.Sum:
 		return fmt.Errorf("locked module %s: the checksum database says %s, the lock %s", m.ID(), got.Sum, m.Sum)
 	}
 	if err := gomod.VerifyDir(got.Dir, m.Module, m.Version, m.Sum); err != nil {

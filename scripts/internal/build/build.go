@@ -150,9 +150,69 @@ func stage(o Options, res *Result, name string, fn func() error) error {
 	return nil
 }
 
-// prepare builds a fresh tree in a temporary gopath next to the final one
-// and swaps it in when every stage has passed.
+// prepare builds a fresh tree for o: fetch, restore, patch.
 func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp string, res *Result) error {
+	r := o.Release
+	return prepareTree(o, p, fp, res, []prepStage{
+		{"fetch", func(tree string) error {
+			zip, err := source.Zip(ctx, r, o.SourceZip)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
+				return err
+			}
+			return source.Extract(zip, tree, r)
+		}},
+		{"restore", func(tree string) error {
+			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock))
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s does not exist yet: run `make lock VERSION=%s` (with KUBE_SOURCE_ZIP=... if the proxy refuses the release)", r.Lock, r.Release)
+			} else if err != nil {
+				return err
+			}
+			if r.Era == matrix.EraModules {
+				return restore.Modules(ctx, tree, r.Go, l)
+			}
+			return restore.Godeps(ctx, tree, r.Go, l, func(done, total int, what string) {
+				if done == total || done%10 == 0 || done <= 3 {
+					fmt.Fprintf(o.Log, "    [%d/%d] %s\n", done, total, what)
+				}
+			})
+		}},
+		{"patch", func(tree string) error {
+			for _, s := range series {
+				results, err := s.Apply(ctx, tree)
+				for _, pr := range results {
+					fmt.Fprintf(o.Log, "    applied %s/%s\n", s.Name, pr.Patch)
+					for _, off := range pr.Offsets {
+						fmt.Fprintf(o.Log, "      %s\n", off)
+					}
+				}
+				if err != nil {
+					return err
+				}
+				if s.Overlay != "" {
+					fmt.Fprintf(o.Log, "    overlaid overlay/%s\n", s.Name)
+				}
+			}
+			return nil
+		}},
+	})
+}
+
+// prepStage is one named step of preparing a tree.
+type prepStage struct {
+	name string
+	run  func(tree string) error
+}
+
+// prepareTree runs stages on a tree in a temporary gopath next to the
+// final one, writes the prepared marker once every stage has passed, and
+// only then renames the temporary gopath into place. A failed stage leaves
+// no tree and no marker behind; temporary trees of killed runs go first.
+func prepareTree(o Options, p Paths, fp string, res *Result, stages []prepStage) error {
+	cleanStale(p.Dir)
 	tmp, err := os.MkdirTemp(p.Dir, ".gopath.tmp-")
 	if err != nil {
 		return err
@@ -163,58 +223,10 @@ func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp
 			fsutil.RemoveAll(tmp)
 		}
 	}()
-	cleanStale(p.Dir)
-	tree := treeFrom(tmp)
-	r := o.Release
-	if err := stage(o, res, "fetch", func() error {
-		zip, err := source.Zip(ctx, r, o.SourceZip)
-		if err != nil {
+	for _, st := range stages {
+		if err := stage(o, res, st.name, func() error { return st.run(treeFrom(tmp)) }); err != nil {
 			return err
 		}
-		if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
-			return err
-		}
-		return source.Extract(zip, tree, r)
-	}); err != nil {
-		return err
-	}
-	if err := stage(o, res, "restore", func() error {
-		l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock))
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s does not exist yet: run `make lock VERSION=%s` (with KUBE_SOURCE_ZIP=... if the proxy refuses the release)", r.Lock, r.Release)
-		} else if err != nil {
-			return err
-		}
-		if r.Era == matrix.EraModules {
-			return restore.Modules(ctx, tree, r.Go, l)
-		}
-		return restore.Godeps(ctx, tree, r.Go, l, func(done, total int, what string) {
-			if done == total || done%10 == 0 || done <= 3 {
-				fmt.Fprintf(o.Log, "    [%d/%d] %s\n", done, total, what)
-			}
-		})
-	}); err != nil {
-		return err
-	}
-	if err := stage(o, res, "patch", func() error {
-		for _, s := range series {
-			results, err := s.Apply(ctx, tree)
-			for _, pr := range results {
-				fmt.Fprintf(o.Log, "    applied %s/%s\n", s.Name, pr.Patch)
-				for _, off := range pr.Offsets {
-					fmt.Fprintf(o.Log, "      %s\n", off)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if s.Overlay != "" {
-				fmt.Fprintf(o.Log, "    overlaid overlay/%s\n", s.Name)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, preparedMarker), []byte(fp+"\n"), 0o644); err != nil {
 		return err

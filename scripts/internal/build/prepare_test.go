@@ -1,0 +1,200 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
+	modzip "golang.org/x/mod/zip"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/source"
+)
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fakeRelease is a tiny modules-era "Kubernetes" that builds offline: a
+// module zip of k8s.io/kubernetes with a cmd/kubelet and no dependencies,
+// pinned by its sum, a lock, and an overlay fixes series.
+func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
+	t.Helper()
+	src := t.TempDir()
+	write(t, filepath.Join(src, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.26\n")
+	write(t, filepath.Join(src, "go.sum"), "")
+	write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
+	zipPath := filepath.Join(t.TempDir(), "v1.99.0.zip")
+	f, err := os.Create(zipPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := modzip.CreateFromDir(f, module.Version{Path: source.ModulePath, Version: "v1.99.0"}, src); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	sum, err := dirhash.HashZip(zipPath, dirhash.Hash1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
+	write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
+	r := &matrix.Release{Release: "1.99.0", ModuleVersion: "v1.99.0", ModuleSum: sum, Lock: "locks/1.99.0.yaml",
+		BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
+		Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
+	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
+}
+
+func stageNames(res *Result) string {
+	var names []string
+	for _, s := range res.Stages {
+		names = append(names, s.Stage)
+	}
+	return strings.Join(names, " ")
+}
+
+// The whole build, offline: prepared in a temporary gopath that is swapped
+// in with its marker, compiled, checksummed; a no-op when nothing changed;
+// prepared again when the marker is missing.
+func TestRunPreparesSwapsAndMarks(t *testing.T) {
+	m, r, zip := fakeRelease(t)
+	o := Options{Matrix: m, Release: r, Variant: matrix.Patched, SourceZip: zip, OutputDir: t.TempDir(), Log: io.Discard}
+	p := PathsFor(o.OutputDir, r.Release, o.Variant)
+	stale := filepath.Join(p.Dir, ".gopath.tmp-killed")
+	write(t, filepath.Join(stale, "src", "half-done"), "")
+
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stageNames(res); got != "fetch restore patch compile checksum" || res.UpToDate {
+		t.Errorf("first run: stages %q, up to date %v", got, res.UpToDate)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary tree left: %v", err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(p.Dir, ".gopath.tmp-*")); len(tmps) > 0 {
+		t.Errorf("temporary trees left: %v", tmps)
+	}
+	if _, err := os.Stat(filepath.Join(p.Tree, "pkg", "fix", "fix.go")); err != nil {
+		t.Errorf("fixes series not in the tree: %v", err)
+	}
+	marker, err := os.ReadFile(filepath.Join(p.GOPATH, preparedMarker))
+	if err != nil || len(strings.TrimSpace(string(marker))) != 64 {
+		t.Errorf("prepared marker %q: %v", marker, err)
+	}
+	if sum, _ := os.ReadFile(p.Binary + ".sha256"); string(sum) != res.SHA256+"  kubelet\n" {
+		t.Errorf("sha256 file %q, build says %s", sum, res.SHA256)
+	}
+
+	again, err := Run(context.Background(), o)
+	if err != nil || !again.UpToDate || again.SHA256 != res.SHA256 {
+		t.Fatalf("second run: %+v, %v", again, err)
+	}
+
+	// A tree without its marker is not trusted: prepared again.
+	os.Remove(filepath.Join(p.GOPATH, preparedMarker))
+	third, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stageNames(third); !strings.HasPrefix(got, "fetch ") {
+		t.Errorf("unmarked tree reused: stages %q", got)
+	}
+	if third.SHA256 != res.SHA256 {
+		t.Errorf("rebuild is not reproducible: %s then %s", res.SHA256, third.SHA256)
+	}
+}
+
+func prepOptions(t *testing.T) (Options, Paths) {
+	o := Options{Release: &matrix.Release{Release: "1.99.0"}, Variant: matrix.Vanilla, Log: io.Discard}
+	p := PathsFor(t.TempDir(), "1.99.0", matrix.Vanilla)
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return o, p
+}
+
+// markerIn reports whether a prepared marker exists in any gopath under dir.
+func markerIn(t *testing.T, dir string) []string {
+	found, _ := filepath.Glob(filepath.Join(dir, "*", preparedMarker))
+	return found
+}
+
+func TestPreparedMarkerWrittenLast(t *testing.T) {
+	o, p := prepOptions(t)
+	var sawMarker []string
+	err := prepareTree(o, p, "fp1", &Result{}, []prepStage{
+		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "a.go"), "package a\n"); return nil }},
+		{"patch", func(tree string) error {
+			// The last stage still runs on an unmarked tree, out of place.
+			sawMarker = markerIn(t, p.Dir)
+			if _, err := os.Stat(p.GOPATH); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("tree in place before every stage passed")
+			}
+			return nil
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sawMarker) > 0 {
+		t.Errorf("marker written before the last stage: %v", sawMarker)
+	}
+	if !markerMatches(filepath.Join(p.GOPATH, preparedMarker), "fp1") {
+		t.Error("prepared tree has no marker")
+	}
+	if _, err := os.Stat(filepath.Join(p.Tree, "a.go")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestFailedStageLeavesNoTreeAndNoMarker(t *testing.T) {
+	o, p := prepOptions(t)
+	boom := errors.New("boom")
+	stages := []prepStage{
+		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "new.go"), "package a\n"); return nil }},
+		{"patch", func(string) error { return boom }},
+	}
+	if err := prepareTree(o, p, "fp", &Result{}, stages); !errors.Is(err, boom) || !strings.Contains(err.Error(), "stage patch") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := os.Stat(p.GOPATH); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed prepare left a tree: %v", err)
+	}
+	if m := markerIn(t, p.Dir); len(m) > 0 {
+		t.Errorf("failed prepare left a marker: %v", m)
+	}
+	if entries, _ := os.ReadDir(p.Dir); len(entries) > 0 {
+		t.Errorf("failed prepare left %v", entries)
+	}
+
+	// With an earlier tree in place, a failed prepare leaves it as it was.
+	if err := prepareTree(o, p, "old", &Result{}, stages[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareTree(o, p, "new", &Result{}, stages); !errors.Is(err, boom) {
+		t.Fatal(err)
+	}
+	if !markerMatches(filepath.Join(p.GOPATH, preparedMarker), "old") {
+		t.Error("the earlier tree lost its marker")
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(p.Dir, ".gopath*")); len(tmps) > 0 {
+		t.Errorf("left behind: %v", tmps)
+	}
+}

@@ -1,7 +1,9 @@
 package source
 
 import (
+	"archive/zip"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,23 +55,61 @@ func TestVerifyAcceptsPinnedZip(t *testing.T) {
 	}
 }
 
+// A zip whose README was rewritten (same name, same size) no longer hashes
+// to the pinned sum.
 func TestVerifyRefusesTamperedZip(t *testing.T) {
 	zipPath, r := fakeRelease(t)
-	data, _ := os.ReadFile(zipPath)
-	// Flip one byte of stored file content (the README is stored, not compressed).
-	i := strings.Index(string(data), "kubernetes\n")
-	if i < 0 {
-		t.Skip("zip stores the file compressed; tamper by pinning another sum instead")
+	zr, err := zip.OpenReader(zipPath)
+	if err != nil {
+		t.Fatal(err)
 	}
-	data[i] ^= 0x20
+	defer zr.Close()
 	tampered := filepath.Join(t.TempDir(), "tampered.zip")
-	os.WriteFile(tampered, data, 0o644)
-	err := Verify(tampered, r)
-	if err == nil {
-		t.Fatal("tampered zip accepted")
+	out, err := os.Create(tampered)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !errors.Is(err, ErrHashMismatch) && !strings.Contains(err.Error(), "zip") {
-		t.Fatalf("unexpected error: %v", err)
+	zw := zip.NewWriter(out)
+	rewrote := false
+	for _, f := range zr.File {
+		w, err := zw.Create(f.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := []byte("kuberneteS\n")
+		if !strings.HasSuffix(f.Name, "/README.md") {
+			rc, err := f.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err = io.ReadAll(rc)
+			rc.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			rewrote = true
+		}
+		if _, err := w.Write(data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	if !rewrote {
+		t.Fatal("the fake zip has no README.md")
+	}
+	err = Verify(tampered, r)
+	if !errors.Is(err, ErrHashMismatch) {
+		t.Fatalf("tampered zip: err = %v, want ErrHashMismatch", err)
+	}
+	if !strings.Contains(err.Error(), tampered) {
+		t.Errorf("error does not name the zip: %v", err)
+	}
+	if err := Verify(zipPath, r); err != nil {
+		t.Errorf("the original zip is refused too: %v", err)
 	}
 }
 

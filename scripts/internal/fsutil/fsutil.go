@@ -61,18 +61,24 @@ func CopyDir(src, dst string, recursive bool, skip func(name string) bool) error
 
 // ReplaceDir moves the prepared directory src to dst, replacing any dst
 // atomically enough that a crash leaves either the old or the new one
-// (plus, at worst, a stale ".old" dir that the next run removes).
+// (plus, at worst, a stale ".old" dir that the next run removes). When the
+// move itself fails, the old dst is put back.
 func ReplaceDir(src, dst string) error {
 	old := dst + ".old"
-	if err := os.RemoveAll(old); err != nil {
+	if err := RemoveAll(old); err != nil {
 		return err
 	}
+	hadOld := false
 	if _, err := os.Lstat(dst); err == nil {
 		if err := os.Rename(dst, old); err != nil {
 			return err
 		}
+		hadOld = true
 	}
 	if err := os.Rename(src, dst); err != nil {
+		if hadOld {
+			os.Rename(old, dst)
+		}
 		return fmt.Errorf("moving %s into place: %w", src, err)
 	}
 	return RemoveAll(old)

@@ -165,9 +165,9 @@ func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp
 			return source.Extract(zip, tree, r)
 		}},
 		{"restore", func(tree string) error {
-			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock))
+			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock()))
 			if errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("%s does not exist yet: run `make lock VERSION=%s` (with KUBE_SOURCE_ZIP=... if the proxy refuses the release)", r.Lock, r.Release)
+				return fmt.Errorf("%s does not exist yet: run `make lock VERSION=%s` (with KUBE_SOURCE_ZIP=... if the proxy refuses the release)", r.Lock(), r.Release)
 			} else if err != nil {
 				return err
 			}
@@ -369,7 +369,7 @@ func VersionVars(r *matrix.Release, v matrix.Variant) [][2]string {
 func prepareFingerprint(o Options, series []*patch.Series) (string, error) {
 	entry, _ := json.Marshal(o.Release)
 	parts := []string{"prepare-v1", string(entry), o.SourceZip}
-	files := []string{filepath.Join(o.Matrix.Root, o.Release.Lock)}
+	files := []string{filepath.Join(o.Matrix.Root, o.Release.Lock())}
 	for _, s := range series {
 		f, err := s.Files()
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 )
 
 func release(era matrix.Era) *matrix.Release {
-	return &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", GitCommit: "1bfeeb6f212135a22dc787b73e1980e5bccef13d",
+	return &matrix.Release{Release: "1.9.11", GitCommit: "1bfeeb6f212135a22dc787b73e1980e5bccef13d",
 		BuildDate: time.Date(2018, 9, 28, 21, 35, 22, 0, time.UTC), Era: era, CGO: era == matrix.EraGodeps, Go: "go1.26.8",
 		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
 }

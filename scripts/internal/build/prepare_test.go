@@ -54,8 +54,7 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	root := t.TempDir()
 	write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
 	write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
-	r := &matrix.Release{Release: "1.99.0", ModuleVersion: "v1.99.0", ModuleSum: sum, Lock: "locks/1.99.0.yaml",
-		BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
+	r := &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
 		Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
 	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
 }

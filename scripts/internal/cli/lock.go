@@ -50,7 +50,7 @@ those with a stand-in).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "wrote %s (%s)\n", r.Lock, l.Summary())
+			fmt.Fprintf(s.Out, "wrote %s (%s)\n", r.Lock(), l.Summary())
 			return nil
 		},
 	}
@@ -66,7 +66,7 @@ func checkLock(ctx context.Context, s Streams, o lock.Options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "%s: ok (%s)\n", o.Release.Lock, l.Summary())
+	fmt.Fprintf(s.Out, "%s: ok (%s)\n", o.Release.Lock(), l.Summary())
 	return nil
 }
 
@@ -76,7 +76,7 @@ func checkLocks(ctx context.Context, s Streams, m *matrix.Matrix, fail func(what
 	for i := range m.Releases {
 		if r := &m.Releases[i]; r.StandIn == "" {
 			if err := checkLock(ctx, s, lock.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
-				fail("lock "+r.Lock, err)
+				fail("lock "+r.Lock(), err)
 			}
 		}
 	}

@@ -217,9 +217,9 @@ func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) st
 		{"Replaces", "kubernetes-node"},
 		{"Section", "admin"},
 		{"Priority", "optional"},
-		{"Description", fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion, o.Variant) + wrap(fmt.Sprintf(
+		{"Description", fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion(), o.Variant) + wrap(fmt.Sprintf(
 			"The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (`kubelet --version`: Kubernetes %s).",
-			r.ModuleVersion, what, r.GitVersion(o.Variant))) + " .\n" + wrap(fmt.Sprintf(
+			r.ModuleVersion(), what, r.GitVersion(o.Variant))) + " .\n" + wrap(fmt.Sprintf(
 			"Binary sha256: %s. Configure flags in /etc/default/kubelet; enable with `systemctl enable --now kubelet`.", o.SHA256))},
 	}
 	var b strings.Builder
@@ -295,7 +295,7 @@ Files: *
 Copyright: The Kubernetes Authors
 License: Apache-2.0
  On Debian systems the full text is in /usr/share/common-licenses/Apache-2.0.
-`, r.ModuleVersion)
+`, r.ModuleVersion())
 }
 
 // Check inspects deb with dpkg-deb -I and -c, installs it into a throwaway

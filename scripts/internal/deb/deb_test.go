@@ -42,7 +42,7 @@ func TestBuildAndCheck(t *testing.T) {
 		t.Skip("true(1) has no --version here")
 	}
 	dir := t.TempDir()
-	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", BuildDate: time.Unix(1538170522, 0).UTC(),
+	r := &matrix.Release{Release: "1.9.11", BuildDate: time.Unix(1538170522, 0).UTC(),
 		Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8", PauseImage: "pause:3.0", Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
 	out := filepath.Join(dir, FileName("1.9.11+k19-fixes"))
 	o := Options{Release: r, Variant: matrix.Patched, Version: "1.9.11+k19-fixes", Binary: bin, SHA256: strings.Repeat("0", 64), Out: out}

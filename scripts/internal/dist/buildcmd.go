@@ -88,7 +88,7 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		"(`kubelet --version` prints `Kubernetes %s`). To build with your own\n"+
 		"toolchain set `GOTOOLCHAIN=local` in the line above: the binary then\n"+
 		"works the same but its sha256 is that toolchain's.\n",
-		version, r.ModuleVersion, r.ModuleSum, orNone(series), BuildCommand(r, v), r.Go, sum, mode, r.GitVersion(v))
+		version, r.ModuleVersion(), r.ModuleSum, orNone(series), BuildCommand(r, v), r.Go, sum, mode, r.GitVersion(v))
 }
 
 func orNone(s []string) string {

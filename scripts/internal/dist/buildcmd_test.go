@@ -9,7 +9,7 @@ import (
 )
 
 func TestBuildCommand(t *testing.T) {
-	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", GitCommit: strings.Repeat("a", 40), BuildDate: time.Unix(1538170522, 0).UTC(),
+	r := &matrix.Release{Release: "1.9.11", GitCommit: strings.Repeat("a", 40), BuildDate: time.Unix(1538170522, 0).UTC(),
 		Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8", Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
 	got := BuildCommand(r, matrix.Patched)
 	for _, want := range []string{`GOPATH="$PWD"`, "GO111MODULE=off", "CGO_ENABLED=1", "GOTOOLCHAIN=go1.26.8", "SOURCE_DATE_EPOCH=1538170522", "-trimpath", "-o kubelet k8s.io/kubernetes/cmd/kubelet", "gitVersion=v1.9.11+patched.k19-fixes"} {

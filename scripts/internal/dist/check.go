@@ -97,7 +97,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
 
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
-	l, err := lock.Load(filepath.Join(m.Root, r.Lock))
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
 	if err != nil {
 		return nil, err
 	}

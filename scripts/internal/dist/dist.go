@@ -110,7 +110,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := lock.Load(filepath.Join(m.Root, r.Lock))
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
 	if err != nil {
 		return nil, err
 	}

@@ -34,13 +34,13 @@ type Options struct {
 	Log io.Writer
 }
 
-func (o Options) path() string { return filepath.Join(o.Matrix.Root, o.Release.Lock) }
+func (o Options) path() string { return filepath.Join(o.Matrix.Root, o.Release.Lock()) }
 
 // Write regenerates the release's lock from its tree and writes it.
 func Write(ctx context.Context, o Options) (*Lock, error) {
 	prev, err := Load(o.path())
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(o.Log, "note: ignoring unreadable %s: %v\n", o.Release.Lock, err)
+		fmt.Fprintf(o.Log, "note: ignoring unreadable %s: %v\n", o.Release.Lock(), err)
 	}
 	next, data, err := generate(ctx, o, prev)
 	if err != nil {
@@ -66,7 +66,7 @@ func Check(ctx context.Context, o Options) (*Lock, error) {
 	}
 	if !bytes.Equal(old, data) {
 		r := o.Release
-		return nil, fmt.Errorf("%s is out of date with what the proxy and the tree give now:\n%s\nrun `make lock VERSION=%s` and review the diff", r.Lock, lineDiff(string(old), string(data)), r.Release)
+		return nil, fmt.Errorf("%s is out of date with what the proxy and the tree give now:\n%s\nrun `make lock VERSION=%s` and review the diff", r.Lock(), lineDiff(string(old), string(data)), r.Release)
 	}
 	return next, nil
 }
@@ -99,7 +99,7 @@ func generate(ctx context.Context, o Options, prev *Lock) (*Lock, []byte, error)
 }
 
 func godepsLock(ctx context.Context, r *matrix.Release, zipPath string, prev *Lock, seedPath string) (*Lock, error) {
-	data, err := readZipFile(zipPath, source.ModulePath+"@"+r.ModuleVersion+"/Godeps/Godeps.json")
+	data, err := readZipFile(zipPath, source.ModulePath+"@"+r.ModuleVersion()+"/Godeps/Godeps.json")
 	if err != nil {
 		return nil, err
 	}

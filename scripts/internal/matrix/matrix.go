@@ -55,10 +55,9 @@ type Matrix struct {
 type Release struct {
 	// Release is the upstream version without the leading v, e.g. 1.9.11.
 	Release string `json:"release"`
-	// ModuleVersion and ModuleSum pin k8s.io/kubernetes as the module proxy
-	// and the checksum database know it.
-	ModuleVersion string `json:"moduleVersion"`
-	ModuleSum     string `json:"moduleSum"`
+	// ModuleSum pins k8s.io/kubernetes@ModuleVersion() as the checksum
+	// database knows it.
+	ModuleSum string `json:"moduleSum"`
 	// GitCommit and BuildDate are the official release's, used for version
 	// stamping and as SOURCE_DATE_EPOCH.
 	GitCommit string    `json:"gitCommit"`
@@ -66,9 +65,7 @@ type Release struct {
 	Era       Era       `json:"era"`
 	CGO       bool      `json:"cgo"`
 	// Go is the pinned toolchain (GOTOOLCHAIN value), e.g. go1.26.8.
-	Go string `json:"go"`
-	// Lock is the committed dependency lock, relative to the repository root.
-	Lock   string `json:"lock"`
+	Go     string `json:"go"`
 	Series Series `json:"series"`
 	// PauseImage is the release's default --pod-infra-container-image.
 	PauseImage string `json:"pauseImage"`
@@ -129,9 +126,17 @@ func (s Series) Named(v Variant) string {
 	return s.Build
 }
 
+// ModuleVersion is the k8s.io/kubernetes module version of the release,
+// e.g. v1.9.11.
+func (r *Release) ModuleVersion() string { return "v" + r.Release }
+
+// Lock is the release's committed dependency lock, relative to the
+// repository root: locks/<release>.yaml.
+func (r *Release) Lock() string { return "locks/" + r.Release + ".yaml" }
+
 // GitVersion is the stamped version, e.g. v1.9.11+patched.k19-fixes.
 func (r *Release) GitVersion(v Variant) string {
-	return r.ModuleVersion + "+" + r.VersionSuffix(v)
+	return r.ModuleVersion() + "+" + r.VersionSuffix(v)
 }
 
 // PackageVersion is the version packages carry: the upstream release and
@@ -263,7 +268,7 @@ func Parse(data []byte, file, root string) (*Matrix, error) {
 		m.Releases = append(m.Releases, r)
 	}
 	sort.SliceStable(m.Releases, func(i, j int) bool {
-		return semver.Compare(m.Releases[i].ModuleVersion, m.Releases[j].ModuleVersion) < 0
+		return semver.Compare(m.Releases[i].ModuleVersion(), m.Releases[j].ModuleVersion()) < 0
 	})
 	return m, nil
 }
@@ -298,12 +303,8 @@ func fieldError(field, format string, args ...any) error {
 }
 
 func (r *Release) validate(root string) error {
-	v := "v" + r.Release
-	switch {
-	case r.Release == "" || !semver.IsValid(v) || semver.Canonical(v) != v:
+	if v := r.ModuleVersion(); r.Release == "" || !semver.IsValid(v) || semver.Canonical(v) != v {
 		return fieldError("release", "%q is not a release like 1.9.11", r.Release)
-	case r.ModuleVersion != v:
-		return fieldError("moduleVersion", "%q does not match release %s (want %s)", r.ModuleVersion, r.Release, v)
 	}
 	if err := ValidSum(r.ModuleSum); err != nil {
 		return fieldError("moduleSum", "%v", err)
@@ -323,9 +324,6 @@ func (r *Release) validate(root string) error {
 	}
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
-	}
-	if want := "locks/" + r.Release + ".yaml"; r.Lock != want {
-		return fieldError("lock", "%q: locks live at %s", r.Lock, want)
 	}
 	for field, s := range map[string]string{"series.build": r.Series.Build, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes} {
 		if s == "" {

@@ -11,14 +11,12 @@ import (
 const good = `
 releases:
 - release: 1.9.11
-  moduleVersion: v1.9.11
   moduleSum: h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=
   gitCommit: 1bfeeb6f212135a22dc787b73e1980e5bccef13d
   buildDate: "2018-09-28T21:35:22Z"
   era: godeps
   cgo: true
   go: go1.26.8
-  lock: locks/1.9.11.yaml
   series:
     build: k19-build
     fixes: k19-fixes
@@ -45,6 +43,9 @@ func TestParseGood(t *testing.T) {
 	r, err := m.Lookup("1.9.11")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if r.ModuleVersion() != "v1.9.11" || r.Lock() != "locks/1.9.11.yaml" {
+		t.Errorf("derived module version %q, lock %q", r.ModuleVersion(), r.Lock())
 	}
 	if got := r.GitVersion(Patched); got != "v1.9.11+patched.k19-fixes" {
 		t.Errorf("patched version %q", got)
@@ -79,11 +80,12 @@ func TestParseRejects(t *testing.T) {
 		{"short sum", "B10=", "B1=", []string{"release 1.9.11", "moduleSum"}},
 		{"series missing", "fixes: k19-fixes", "fixes: k19-nope", []string{"release 1.9.11", "series.fixes", "k19-nope"}},
 		{"bad series name", "fixes: k19-fixes", "fixes: K19.fixes", []string{"series.fixes"}},
-		{"version mismatch", "moduleVersion: v1.9.11", "moduleVersion: v1.9.10", []string{"moduleVersion"}},
+		{"bad release", "release: 1.9.11", `release: "1.9"`, []string{"field release", `"1.9"`}},
+		{"derived moduleVersion", "  era: godeps\n", "  era: godeps\n  moduleVersion: v1.9.11\n", []string{"release 1.9.11", "moduleVersion"}},
 		{"bad era", "era: godeps", "era: bazel", []string{"era", "bazel"}},
 		{"bad commit", "gitCommit: 1bfeeb6f", "gitCommit: zzfeeb6f", []string{"gitCommit"}},
 		{"unpinned toolchain", "go: go1.26.8", "go: go1.26", []string{"field go"}},
-		{"lock elsewhere", "lock: locks/1.9.11.yaml", "lock: /tmp/x.yaml", []string{"field lock"}},
+		{"derived lock", "  era: godeps\n", "  era: godeps\n  lock: locks/1.9.11.yaml\n", []string{"release 1.9.11", "lock"}},
 		{"no pause image", "  pauseImage: gcr.io/google_containers/pause-amd64:3.0\n", "", []string{"pauseImage"}},
 		{"top-level typo", "releases:", "release:", []string{"versions.yaml", "release"}},
 	} {

@@ -173,7 +173,7 @@ func ReleaseManifests(ctx context.Context, r *matrix.Release, out string) (pods 
 	if err != nil {
 		return 0, nil, err
 	}
-	return ManifestCorpus(zip, source.ModulePath+"@"+r.ModuleVersion+"/", out)
+	return ManifestCorpus(zip, source.ModulePath+"@"+r.ModuleVersion()+"/", out)
 }
 
 // Bench hashes a generated corpus of about count containers (written to

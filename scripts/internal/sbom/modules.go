@@ -143,7 +143,7 @@ func modulesFromLock(ctx context.Context, r *matrix.Release, v matrix.Variant, p
 		}
 	}
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("kubelet compiles vendored packages no lock module restores (%s): %s", r.Lock, strings.Join(unknown, ", "))
+		return nil, fmt.Errorf("kubelet compiles vendored packages no lock module restores (%s): %s", r.Lock(), strings.Join(unknown, ", "))
 	}
 	var mods []Module
 	for root := range used {

@@ -122,7 +122,7 @@ func Generate(in Input) (*spdx.Document, error) {
 		PackageCopyrightText:      noAssertion,
 		PackageSummary:            "Kubernetes node agent, linux/amd64",
 		PackageComment: fmt.Sprintf("`kubelet --version` prints Kubernetes %s. Built from %s@%s with %s (%s, cgo %s, -trimpath, empty build id); applied series: %s.",
-			gitVersion, KubernetesModule, r.ModuleVersion, r.Go, mode, cgo, orNone(series)),
+			gitVersion, KubernetesModule, r.ModuleVersion(), r.Go, mode, cgo, orNone(series)),
 		PrimaryPackagePurpose: "APPLICATION",
 		BuiltDate:             created,
 		ReleaseDate:           created,
@@ -130,15 +130,15 @@ func Generate(in Input) (*spdx.Document, error) {
 	k8s := &spdx.Package{
 		PackageName:               KubernetesModule,
 		PackageSPDXIdentifier:     kubernetesID,
-		PackageVersion:            r.ModuleVersion,
+		PackageVersion:            r.ModuleVersion(),
 		PackageDownloadLocation:   noAssertion,
 		FilesAnalyzed:             false,
 		IsFilesAnalyzedTagPresent: true,
-		PackageSourceInfo:         fmt.Sprintf("module zip %s@%s, %s (checksum database)", KubernetesModule, r.ModuleVersion, r.ModuleSum),
+		PackageSourceInfo:         fmt.Sprintf("module zip %s@%s, %s (checksum database)", KubernetesModule, r.ModuleVersion(), r.ModuleSum),
 		PackageLicenseConcluded:   noAssertion,
 		PackageLicenseDeclared:    "Apache-2.0",
 		PackageCopyrightText:      noAssertion,
-		PackageExternalReferences: []*spdx.PackageExternalReference{{Category: common.CategoryPackageManager, RefType: common.TypePackageManagerPURL, Locator: purl(KubernetesModule, r.ModuleVersion)}},
+		PackageExternalReferences: []*spdx.PackageExternalReference{{Category: common.CategoryPackageManager, RefType: common.TypePackageManagerPURL, Locator: purl(KubernetesModule, r.ModuleVersion())}},
 		PrimaryPackagePurpose:     "SOURCE",
 	}
 	if r.GitCommit != "" {
@@ -245,7 +245,7 @@ func Generate(in Input) (*spdx.Document, error) {
 		p.PackageComment = note
 	}
 	doc.DocumentComment = fmt.Sprintf("kubelet %s (Kubernetes %s, %s variant): %d dependency modules compiled in, %d of them at a version this build's lock chose instead of upstream's pin (reasons in each package's comment); %d patches applied to %d modules (PATCH_APPLIED relationships).",
-		in.Version, r.ModuleVersion, in.Variant, len(in.Modules), substituted, len(in.Patches), len(patchedBy))
+		in.Version, r.ModuleVersion(), in.Variant, len(in.Modules), substituted, len(in.Patches), len(patchedBy))
 	if len(notCompiled) > 0 {
 		doc.DocumentComment += " Patched but not compiled in: " + strings.Join(notCompiled, "; ") + "."
 	}

@@ -17,7 +17,7 @@ func testInput(t *testing.T) Input {
 	if err := os.MkdirAll(filepath.Join(tree, "staging", "src", "k8s.io", "client-go"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r := &matrix.Release{Release: "1.9.11", ModuleVersion: "v1.9.11", ModuleSum: "h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=",
+	r := &matrix.Release{Release: "1.9.11", ModuleSum: "h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=",
 		BuildDate: time.Unix(1538170522, 0).UTC(), Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8",
 		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
 	return Input{

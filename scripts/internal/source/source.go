@@ -32,9 +32,9 @@ func Zip(ctx context.Context, r *matrix.Release, override string) (string, error
 	if override != "" {
 		return override, Verify(override, r)
 	}
-	mods, err := gomod.Download(ctx, r.Go, ModulePath+"@"+r.ModuleVersion)
+	mods, err := gomod.Download(ctx, r.Go, ModulePath+"@"+r.ModuleVersion())
 	if err != nil {
-		return "", fmt.Errorf("fetching %s@%s: %w", ModulePath, r.ModuleVersion, err)
+		return "", fmt.Errorf("fetching %s@%s: %w", ModulePath, r.ModuleVersion(), err)
 	}
 	m := mods[0]
 	if m.Error != "" {
@@ -46,10 +46,10 @@ func Zip(ctx context.Context, r *matrix.Release, override string) (string, error
 			"Two ways out:\n"+
 			"  1. %s\n"+
 			"  2. supply the module zip by hand: KUBE_SOURCE_ZIP=/path/to/%s.zip; it is accepted only if it hashes to %s",
-			ErrRefused, r.Release, ModulePath, r.ModuleVersion, r.ModuleSum, m.Error, way, r.ModuleVersion, r.ModuleSum)
+			ErrRefused, r.Release, ModulePath, r.ModuleVersion(), r.ModuleSum, m.Error, way, r.ModuleVersion(), r.ModuleSum)
 	}
 	if m.Sum != r.ModuleSum {
-		return "", fmt.Errorf("%w: %s@%s: the checksum database says %s, versions.yaml pins %s", ErrHashMismatch, ModulePath, r.ModuleVersion, m.Sum, r.ModuleSum)
+		return "", fmt.Errorf("%w: %s@%s: the checksum database says %s, versions.yaml pins %s", ErrHashMismatch, ModulePath, r.ModuleVersion(), m.Sum, r.ModuleSum)
 	}
 	// The go command verified the zip when it downloaded it; hash it again
 	// in case the module cache was damaged since.
@@ -66,15 +66,15 @@ func Verify(path string, r *matrix.Release) error {
 	if got != r.ModuleSum {
 		return fmt.Errorf("%w: %s hashes to %s, release %s pins %s; refusing it", ErrHashMismatch, path, got, r.Release, r.ModuleSum)
 	}
-	if _, err := modzip.CheckZip(module.Version{Path: ModulePath, Version: r.ModuleVersion}, path); err != nil {
-		return fmt.Errorf("source zip %s is not a valid module zip for %s@%s: %w", path, ModulePath, r.ModuleVersion, err)
+	if _, err := modzip.CheckZip(module.Version{Path: ModulePath, Version: r.ModuleVersion()}, path); err != nil {
+		return fmt.Errorf("source zip %s is not a valid module zip for %s@%s: %w", path, ModulePath, r.ModuleVersion(), err)
 	}
 	return nil
 }
 
 // Extract unpacks a verified zip into dir, which must not exist yet.
 func Extract(zipPath, dir string, r *matrix.Release) error {
-	if err := modzip.Unzip(dir, module.Version{Path: ModulePath, Version: r.ModuleVersion}, zipPath); err != nil {
+	if err := modzip.Unzip(dir, module.Version{Path: ModulePath, Version: r.ModuleVersion()}, zipPath); err != nil {
 		return fmt.Errorf("extracting %s: %w", zipPath, err)
 	}
 	return nil

@@ -38,7 +38,7 @@ func fakeRelease(t *testing.T) (string, *matrix.Release) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return zipPath, &matrix.Release{Release: "1.99.0", ModuleVersion: "v1.99.0", ModuleSum: sum, BuildDate: time.Now()}
+	return zipPath, &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Now()}
 }
 
 func TestVerifyAcceptsPinnedZip(t *testing.T) {

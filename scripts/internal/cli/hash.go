@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/podhash"
 )
@@ -45,7 +44,7 @@ func helper(ctx context.Context, s Streams, g *globals, release string, v matrix
 	if err != nil {
 		return nil, &ExitError{Code: 2, Err: err}
 	}
-	return podhash.Build(ctx, build.Options{Matrix: m, Release: r, Variant: v, OutputDir: m.OutputDir(), Log: s.Err})
+	return podhash.BuildFor(ctx, m, r, v, s.Err)
 }
 
 // podFlags are the kubelet settings that change how a release decodes
@@ -131,8 +130,9 @@ file that cannot be read.`,
 }
 
 func newPreflightCmd(s Streams, g *globals) *cobra.Command {
-	var from, fromVariant, to, format, endpoint string
+	var from, to, format string
 	pf := &podFlags{}
+	run := &podhash.PreflightRun{Log: s.Err}
 	cmd := &cobra.Command{
 		Use:   "preflight",
 		Short: "Which containers would switching kubelet FROM -> TO recreate? (vanilla and patched TO)",
@@ -144,9 +144,9 @@ For static pods without metadata.uid it also shows the UID each release
 derives. Exit status 0 if the patched TO keeps everything, 1 if it would
 recreate or refuse something, 2 on error.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rep, err := runPreflight(cmd.Context(), s, g, pf, from, fromVariant, to, endpoint)
+			rep, err := preflight(cmd.Context(), g, pf, run, from, to)
 			if err != nil {
-				return err
+				return &ExitError{Code: 2, Err: err}
 			}
 			switch format {
 			case "json":
@@ -166,75 +166,37 @@ recreate or refuse something, 2 on error.`,
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "release the node runs now (optional with --docker-endpoint)")
-	cmd.Flags().StringVar(&fromVariant, "from-variant", string(matrix.Vanilla), "variant the node runs now: vanilla, or patched for a rollback")
+	cmd.Flags().StringVar((*string)(&run.FromVariant), "from-variant", string(matrix.Vanilla), "variant the node runs now: vanilla, or patched for a rollback")
 	cmd.Flags().StringVar(&to, "to", "", "release to switch to")
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
-	cmd.Flags().StringVar(&endpoint, "docker-endpoint", "", "a live node's Docker endpoint (unix:///var/run/docker.sock): judge the hashes its running containers carry (read-only)")
+	cmd.Flags().StringVar(&run.Endpoint, "docker-endpoint", "", "a live node's Docker endpoint (unix:///var/run/docker.sock): judge the hashes its running containers carry (read-only)")
 	pf.register(cmd)
 	return cmd
 }
 
-// runPreflight runs FROM's helper (unless only a node is given) and TO's
-// vanilla and patched helpers against the stored hashes.
-func runPreflight(ctx context.Context, s Streams, g *globals, pf *podFlags, from, fromVariant, to, endpoint string) (*podhash.Report, error) {
-	bad := func(err error) error { return &ExitError{Code: 2, Err: err} }
-	opts, err := pf.options()
-	if err != nil {
-		return nil, bad(err)
+// preflight fills in the releases, pods and decoding options, and runs it.
+func preflight(ctx context.Context, g *globals, pf *podFlags, run *podhash.PreflightRun, from, to string) (*podhash.Report, error) {
+	var err error
+	if run.Options, err = pf.options(); err != nil {
+		return nil, err
 	}
-	if to == "" || (from == "" && endpoint == "") {
-		return nil, bad(fmt.Errorf("give TO=... and FROM=... (or NODE=<docker endpoint>)"))
+	if to == "" || (from == "" && run.Endpoint == "") {
+		return nil, fmt.Errorf("give TO=... and FROM=... (or NODE=<docker endpoint>)")
 	}
-	fv, err := parseVariant(fromVariant)
-	if err != nil {
-		return nil, bad(err)
+	if run.FromVariant, err = parseVariant(string(run.FromVariant)); err != nil {
+		return nil, err
 	}
-	run := func(release string, v matrix.Variant, stored map[string]uint64) ([]podhash.Result, error) {
-		h, err := helper(ctx, s, g, release, v)
-		if err != nil {
-			return nil, bad(err)
-		}
-		h.Options = opts
-		res, err := h.Hash(ctx, pf.pods, stored)
-		if err != nil {
-			return nil, bad(err)
-		}
-		return res, nil
+	if run.Matrix, err = g.loadMatrix(); err != nil {
+		return nil, err
 	}
-	in := podhash.Inputs{From: from, To: to, Source: opts.Source}
-	var stored map[string]uint64
 	if from != "" {
-		in.FromVariant = string(fv)
-		if in.FromResults, err = run(from, fv, nil); err != nil {
+		if run.From, err = run.Matrix.Lookup(from); err != nil {
 			return nil, err
 		}
-		stored = map[string]uint64{}
-		for _, r := range in.FromResults {
-			if r.Rejected == "" {
-				stored[r.Key()] = r.Hash
-			}
-		}
 	}
-	if endpoint != "" {
-		if in.Node, err = podhash.ReadNode(ctx, endpoint, opts.NodeName); err != nil {
-			return nil, bad(err)
-		}
-		// The keys the helpers use come from the file: list them once.
-		keys, err := run(to, matrix.Vanilla, nil)
-		if err != nil {
-			return nil, err
-		}
-		stored = in.Node.StoredFor(keys)
-	}
-	if in.Vanilla, err = run(to, matrix.Vanilla, stored); err != nil {
+	if run.To, err = run.Matrix.Lookup(to); err != nil {
 		return nil, err
 	}
-	if in.Patched, err = run(to, matrix.Patched, stored); err != nil {
-		return nil, err
-	}
-	rep, err := podhash.Preflight(in)
-	if err != nil {
-		return nil, bad(err)
-	}
-	return rep, nil
+	run.Pods = pf.pods
+	return run.Run(ctx)
 }

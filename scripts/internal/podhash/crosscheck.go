@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/source"
 )
@@ -63,7 +62,7 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 
 // hash runs the helper of a release+variant on a pods file.
 func (c *Crosscheck) hash(ctx context.Context, r *matrix.Release, v matrix.Variant, pods string) ([]Result, error) {
-	h, err := Build(ctx, build.Options{Matrix: c.Matrix, Release: r, Variant: v, OutputDir: c.Matrix.OutputDir(), Log: c.Log})
+	h, err := BuildFor(ctx, c.Matrix, r, v, c.Log)
 	if err != nil {
 		return nil, err
 	}

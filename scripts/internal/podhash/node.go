@@ -15,7 +15,7 @@ import (
 
 // Labels a dockershim kubelet (1.7 through 1.23) puts on every container
 // it makes. dockershim stores the kubelet's CRI annotations as labels
-// prefixed "annotation.", the container hash among them.
+// prefixed "annotation.", the container hash among them (in hex).
 const (
 	labelType          = "io.kubernetes.docker.type"
 	labelPodNamespace  = "io.kubernetes.pod.namespace"
@@ -80,7 +80,8 @@ func ReadNode(ctx context.Context, endpoint, nodeName string) (*NodeState, error
 	}
 	st := &NodeState{Endpoint: endpoint, NodeName: nodeName}
 	for _, c := range list {
-		h, err := strconv.ParseUint(c.Labels[labelHash], 10, 64)
+		// kuberuntime writes the hash in hex (strconv.FormatUint(h, 16)).
+		h, err := strconv.ParseUint(c.Labels[labelHash], 16, 64)
 		if err != nil {
 			return nil, fmt.Errorf("container %s on %s: hash label %s=%q: %v", c.ID, endpoint, labelHash, c.Labels[labelHash], err)
 		}

@@ -10,7 +10,9 @@ import (
 )
 
 // ReadNode asks the engine only for kubelet-made app containers and reads
-// the hash from dockershim's annotation label; it never writes.
+// the hash from dockershim's annotation label, in hex as kuberuntime writes
+// it (0x5cee1837 is the field report's 1.7 hash, 1559107639); it never
+// writes.
 func TestReadNode(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	ln, err := net.Listen("unix", sock)
@@ -23,7 +25,7 @@ func TestReadNode(t *testing.T) {
 		filters = append(filters, r.URL.Query().Get("filters"))
 		w.Write([]byte(`[{"Id":"abc","Labels":{"io.kubernetes.docker.type":"container","io.kubernetes.pod.namespace":"ns",
 			"io.kubernetes.pod.name":"web-node1","io.kubernetes.pod.uid":"u1","io.kubernetes.container.name":"app",
-			"io.kubernetes.container.hash":"111","annotation.io.kubernetes.container.hash":"1559107639"}}]`))
+			"io.kubernetes.container.hash":"111","annotation.io.kubernetes.container.hash":"5cee1837"}}]`))
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()

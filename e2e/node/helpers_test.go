@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 
@@ -85,7 +86,21 @@ func waitRunning(ctx context.Context, node *framework.Node, pods []framework.Pod
 func waitSyncs(ctx context.Context, k *framework.Kubelet, n int) time.Duration {
 	start := time.Now()
 	Eventually(ctx, func() int { return k.CountLog("SyncLoop (SYNC)") }).
-		WithTimeout(time.Duration(n+4)*framework.SyncFrequency + 30*time.Second).WithPolling(framework.Poll).
+		WithTimeout(time.Duration(n+4)*framework.SyncFrequency+30*time.Second).WithPolling(framework.Poll).
 		Should(BeNumerically(">=", n), func() string { return k.LogTail(30) })
 	return time.Since(start)
+}
+
+// replacedSince lists the app containers of before (pod/container) whose
+// id is no longer the one they had.
+func replacedSince(ctx context.Context, node *framework.Node, before state) ([]string, error) {
+	now, err := node.Containers(ctx)
+	var replaced []string
+	for key := range before.data {
+		if now[key].ID != before.ids[key] {
+			replaced = append(replaced, key)
+		}
+	}
+	sort.Strings(replaced)
+	return replaced, err
 }

@@ -109,16 +109,6 @@ var _ = Describe("Preflight on a live node", Label("upgrade", "preflight"), Seri
 
 		By("vanilla 1.9.11 recreates what the preflight said it recreates")
 		startKubelet(ctx, node, "1.9.11", "vanilla")
-		Eventually(ctx, func() ([]string, error) {
-			cs, err := node.Containers(ctx)
-			var replaced []string
-			for key := range before.data {
-				if cs[key].ID != before.ids[key] {
-					replaced = append(replaced, key)
-				}
-			}
-			sort.Strings(replaced)
-			return replaced, err
-		}).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal(predictedRecreated), func() string { return node.Describe(ctx) })
+		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal(predictedRecreated), func() string { return node.Describe(ctx) })
 	}, SpecTimeout(8*time.Minute))
 })

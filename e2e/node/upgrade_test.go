@@ -161,17 +161,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
 		// The vanilla kubelet recreates every app container on its first
 		// sync; if it ever stops doing so, this control fails and the
 		// patched spec above proves nothing.
-		Eventually(ctx, func() ([]string, error) {
-			now, err := node.Containers(ctx)
-			var replaced []string
-			for key := range before.data {
-				if now[key].ID != before.ids[key] {
-					replaced = append(replaced, key)
-				}
-			}
-			sort.Strings(replaced)
-			return replaced, err
-		}).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(HaveLen(len(before.data)), func() string { return node.Describe(ctx) })
+		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(HaveLen(len(before.data)), func() string { return node.Describe(ctx) })
 		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", len(before.data)), k.LogTail(40))
 		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers\n", len(before.data))
 	})

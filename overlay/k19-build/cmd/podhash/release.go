@@ -1,13 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-
 	"k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
-	"k8s.io/kubernetes/pkg/capabilities"
 )
 
 // container and pod are this release's core/v1 types (cmd/podhash/main.go
@@ -22,18 +19,5 @@ const defaultAllowPrivileged = false
 
 func setFeatureGates(gates string) error { return utilfeature.DefaultFeatureGate.Set(gates) }
 
-func setAllowPrivileged(allow bool) {
-	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: allow})
-}
-
-// decodeAPIPod decodes a pod as this kubelet receives it from the API
-// server: into its v1 types (fields it lacks are dropped) with v1
-// defaulting, without the static pod path's validation.
-func decodeAPIPod(data []byte) (*v1.Pod, error) {
-	p := &v1.Pod{}
-	if err := json.Unmarshal(data, p); err != nil {
-		return nil, err
-	}
-	legacyscheme.Scheme.Default(p)
-	return p, nil
-}
+// scheme holds this release's v1 defaulting (what the API server applied).
+var scheme = legacyscheme.Scheme

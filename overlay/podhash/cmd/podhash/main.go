@@ -42,6 +42,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/kubernetes/pkg/kubelet/config"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
@@ -127,6 +128,22 @@ func main() {
 			emit(&decoded.Spec.Containers[i], false)
 		}
 	}
+}
+
+func setAllowPrivileged(allow bool) {
+	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: allow})
+}
+
+// decodeAPIPod decodes a pod as this kubelet receives it from the API
+// server: into its v1 types (fields it lacks are dropped) with v1
+// defaulting, without the static pod path's validation.
+func decodeAPIPod(data []byte) (*pod, error) {
+	p := &pod{}
+	if err := json.Unmarshal(data, p); err != nil {
+		return nil, err
+	}
+	scheme.Default(p)
+	return p, nil
 }
 
 type result struct {

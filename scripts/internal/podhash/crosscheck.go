@@ -2,8 +2,10 @@ package podhash
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,6 +53,9 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 			return err
 		}
 		if err := c.manifests(ctx, filepath.Join(dir, "manifests.json"), old, r); err != nil {
+			return err
+		}
+		if err := c.staticPrivileged(ctx, old, filepath.Join(dir, "corpus.json")); err != nil {
 			return err
 		}
 	}
@@ -198,4 +203,69 @@ func Bench(ctx context.Context, h *Helper, pods string, count int) (time.Duratio
 		best = min(best, time.Since(start))
 	}
 	return best, count, nil
+}
+
+// staticPrivileged checks the static pod path honours --allow-privileged as
+// the release's kubelet does: with the release's default (false for 1.7 and
+// 1.9) exactly the corpus pods with a privileged container are rejected,
+// each as a result; with --allow-privileged=true none is.
+func (c *Crosscheck) staticPrivileged(ctx context.Context, r *matrix.Release, pods string) error {
+	data, err := os.ReadFile(pods)
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Items []struct {
+			Metadata struct{ Name, Namespace string } `json:"metadata"`
+			Spec     struct {
+				InitContainers, Containers []struct {
+					SecurityContext struct{ Privileged bool } `json:"securityContext"`
+				}
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, it := range list.Items {
+		for _, ct := range append(it.Spec.InitContainers, it.Spec.Containers...) {
+			if ct.SecurityContext.Privileged {
+				want[it.Metadata.Namespace+"/"+it.Metadata.Name] = true
+			}
+		}
+	}
+	h, err := BuildFor(ctx, c.Matrix, r, matrix.Vanilla, c.Log)
+	if err != nil {
+		return err
+	}
+	rejected := func(allow *bool) (map[string]bool, error) {
+		h.Options = Options{Source: SourceStatic, AllowPrivileged: allow}
+		res, err := h.Hash(ctx, pods, nil)
+		out := map[string]bool{}
+		for _, x := range res {
+			if x.Rejected != "" {
+				if !strings.Contains(x.Rejected, "privileged") {
+					return nil, fmt.Errorf("%s static: %s rejected for another reason: %s", r.Release, x.Pod, x.Rejected)
+				}
+				out[x.Pod] = true
+			}
+		}
+		return out, err
+	}
+	byDefault, err := rejected(nil)
+	if err != nil {
+		return err
+	}
+	allowed := true
+	withFlag, err := rejected(&allowed)
+	if err != nil {
+		return err
+	}
+	if !maps.Equal(byDefault, want) || len(withFlag) != 0 || len(want) == 0 {
+		return fmt.Errorf("%s static pods: %d pods have a privileged container, %d were rejected by default, %d with --allow-privileged=true",
+			r.Release, len(want), len(byDefault), len(withFlag))
+	}
+	fmt.Fprintf(c.Out, "ok  %s static pod path: the %d pods with a privileged container are rejected (as results) without --allow-privileged, none with it\n", r.Release, len(want))
+	return nil
 }

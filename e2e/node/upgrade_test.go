@@ -90,8 +90,14 @@ func observe(ctx context.Context, node *framework.Node) state {
 		s.ids[key] = c.ID
 		s.restarts[key] = c.Labels[framework.LabelRestartCount]
 		if c.Labels[framework.LabelDockerType] == "container" && c.State == "running" {
-			data, err := node.Docker.ReadFile(ctx, c.ID, dataFile)
-			Expect(err).NotTo(HaveOccurred(), "reading %s of %s", dataFile, key)
+			// "running" comes a moment before the workload has written
+			// its file: wait for it rather than race it.
+			var data string
+			Eventually(ctx, func() (err error) {
+				data, err = node.Docker.ReadFile(ctx, c.ID, dataFile)
+				return err
+			}).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
+				Should(Succeed(), "reading %s of %s", dataFile, key)
 			s.data[key] = data
 		}
 	}

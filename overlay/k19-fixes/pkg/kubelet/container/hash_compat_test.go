@@ -25,14 +25,17 @@ func TestHashContainerIsLegacyCompatible(t *testing.T) {
 		t.Errorf("HashContainer = %d, want 1.7's 1559107639", got)
 	}
 	for release, stored := range map[string]uint64{"1.7": 1559107639, "1.8": 77704989, "1.9": 1428860573} {
-		if !ContainerHashAccepted(c, stored) {
+		if want, ok := ContainerHashAccepted(c, stored); !ok || want != 1559107639 {
 			t.Errorf("hash %d stored by a %s kubelet is not accepted: the container would be recreated", stored, release)
 		}
+	}
+	if got := HashContainerNative(c); got != 1428860573 {
+		t.Errorf("HashContainerNative = %d, want vanilla 1.9's 1428860573", got)
 	}
 	newImage := *c
 	newImage.Image = "harbor.finupgroup.com/kubernetes/node-exporter:v0.17.0"
 	for _, stored := range []uint64{1559107639, 77704989, 1428860573} {
-		if ContainerHashAccepted(&newImage, stored) {
+		if _, ok := ContainerHashAccepted(&newImage, stored); ok {
 			t.Errorf("a changed image is accepted with stored hash %d: it would never be rolled out", stored)
 		}
 	}

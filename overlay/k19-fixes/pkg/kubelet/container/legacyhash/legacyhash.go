@@ -100,15 +100,32 @@ func HashAs(c *v1.Container, name string) (uint64, error) {
 }
 
 // Accepts reports whether a stored hash is that of c under any accepted
-// schema. The baseline is tried first and usually matches, so the common
-// case costs one hash.
+// schema.
 func Accepts(c *v1.Container, stored uint64) bool {
-	for _, s := range accepted {
+	_, ok := Compare(c, stored)
+	return ok
+}
+
+// Compare returns Hash(c) and whether stored is the hash of c under any
+// accepted schema. The baseline is tried first and usually matches, so
+// the common case costs one hash.
+func Compare(c *v1.Container, stored uint64) (uint64, bool) {
+	want := hashAs(c, accepted[0])
+	if want == stored {
+		return want, true
+	}
+	for _, s := range accepted[1:] {
 		if hashAs(c, s) == stored {
-			return true
+			return want, true
 		}
 	}
-	return false
+	return want, false
+}
+
+// NativeHash returns the hash of c under this release's own schema, as the
+// vanilla kubelet of this release computes it.
+func NativeHash(c *v1.Container) uint64 {
+	return hashAs(c, schemas[len(schemas)-1])
 }
 
 func hashAs(c *v1.Container, s schema) uint64 {

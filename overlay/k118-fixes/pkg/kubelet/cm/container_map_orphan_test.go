@@ -4,6 +4,7 @@
 package cm
 
 import (
+	"errors"
 	"testing"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1alpha2"
@@ -59,6 +60,21 @@ func TestBuildContainerMapWithoutOrphans(t *testing.T) {
 		name := map[string]string{"uid1": "a", "uid2": "b"}[uid]
 		if id, err := cm.GetContainerID(uid, name); err != nil || id != want {
 			t.Errorf("%s/%s -> %q, %v; want %q", uid, name, id, err, want)
+		}
+	}
+}
+
+// A runtime that fails to list must not make every container an orphan
+// and start kubelet with an empty map: the error is returned, as the
+// unpatched kubelet's start also failed then.
+func TestBuildContainerMapReturnsListErrors(t *testing.T) {
+	for _, call := range []string{"ListPodSandbox", "ListContainers"} {
+		rs := critest.NewFakeRuntimeService()
+		rs.SetFakeSandboxes([]*critest.FakePodSandbox{sandbox("sb1", "uid1")})
+		rs.SetFakeContainers([]*critest.FakeContainer{container("c1", "a", "sb1")})
+		rs.InjectError(call, errors.New("runtime unavailable"))
+		if _, err := buildContainerMapFromRuntime(rs); err == nil {
+			t.Errorf("%s failed, yet the container map was built without error", call)
 		}
 	}
 }

@@ -119,15 +119,20 @@ type Container struct {
 	Labels  map[string]string `json:"Labels"`
 }
 
-// Kubernetes labels dockershim puts on containers.
+// Kubernetes labels dockershim puts on containers. The kubelet's CRI
+// annotations (hash, restart count) are kept as labels prefixed
+// "annotation.".
 const (
 	LabelPodName       = "io.kubernetes.pod.name"
 	LabelPodNamespace  = "io.kubernetes.pod.namespace"
 	LabelPodUID        = "io.kubernetes.pod.uid"
 	LabelContainerName = "io.kubernetes.container.name"
 	LabelDockerType    = "io.kubernetes.docker.type" // "podsandbox" or "container"
-	LabelRestartCount  = "io.kubernetes.container.restartCount"
-	LabelHash          = "io.kubernetes.container.hash"
+	LabelRestartCount  = "annotation.io.kubernetes.container.restartCount"
+	LabelHash          = "annotation.io.kubernetes.container.hash"
+	// LabelNativeHash is the patched 1.9 kubelet's own-schema hash, next
+	// to the 1.7 hash it writes under LabelHash.
+	LabelNativeHash = "annotation.io.kubernetes.container.hash.v1.9"
 )
 
 // Key names a container for humans and maps: pod/container, or pod/POD for
@@ -158,6 +163,11 @@ type Inspect struct {
 	Config struct {
 		Labels map[string]string `json:"Labels"`
 	} `json:"Config"`
+	HostConfig struct {
+		// SecurityOpt holds "no-new-privileges" when the kubelet asked
+		// for it (allowPrivilegeEscalation: false).
+		SecurityOpt []string `json:"SecurityOpt"`
+	} `json:"HostConfig"`
 }
 
 // InspectContainer inspects one container.

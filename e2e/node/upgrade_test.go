@@ -88,7 +88,10 @@ func observe(ctx context.Context, node *framework.Node) state {
 	Expect(err).NotTo(HaveOccurred())
 	for key, c := range cs {
 		s.ids[key] = c.ID
-		s.restarts[key] = c.Labels[framework.LabelRestartCount]
+		if c.Labels[framework.LabelDockerType] == "container" {
+			Expect(c.Labels).To(HaveKey(framework.LabelRestartCount), "%s has no restart count label", key)
+			s.restarts[key] = c.Labels[framework.LabelRestartCount]
+		}
 		if c.Labels[framework.LabelDockerType] == "container" && c.State == "running" {
 			// "running" comes a moment before the workload has written
 			// its file: wait for it rather than race it.
@@ -170,5 +173,42 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
 		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(HaveLen(len(before.data)), func() string { return node.Describe(ctx) })
 		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", len(before.data)), k.LogTail(40))
 		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers\n", len(before.data))
+	})
+
+	It("applies an edit to a field 1.7 lacks to a container the patched 1.9.11 created", func(ctx SpecContext) {
+		// A static pod with a pinned uid gets an update with the same uid
+		// when its manifest is edited. allowPrivilegeEscalation is not in
+		// 1.7's schema, so the 1.7 hash the patched kubelet writes cannot
+		// see the edit; the native hash it records next to it must.
+		node := newNode(ctx)
+		yes, no := true, false
+		pod := func(allow *bool) framework.Pod {
+			return framework.Pod{Name: "edited", UID: "e2e-upgrade-edited-0001", Containers: []map[string]any{
+				framework.Workload("app", dataFile, map[string]any{
+					"env":             []map[string]any{{"name": "PORT", "value": "8085"}},
+					"securityContext": map[string]any{"runAsUser": 1000, "allowPrivilegeEscalation": *allow},
+				}),
+			}}
+		}
+		Expect(node.AddPod(pod(&yes))).To(Succeed())
+		k := startKubelet(ctx, node, "1.9.11", "patched")
+		waitRunning(ctx, node, []framework.Pod{pod(&yes)})
+		before := observe(ctx, node)
+		first, err := node.Docker.InspectContainer(ctx, before.ids["edited/app"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(first.HostConfig.SecurityOpt).NotTo(ContainElement("no-new-privileges"))
+		Expect(first.Config.Labels).To(HaveKey(framework.LabelNativeHash), "the patched kubelet records its native hash")
+
+		By("flipping allowPrivilegeEscalation to false in the manifest")
+		Expect(node.AddPod(pod(&no))).To(Succeed())
+		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).
+			WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(ConsistOf("edited/app"), func() string { return node.Describe(ctx) + k.LogTail(30) })
+		waitRunning(ctx, node, []framework.Pod{pod(&no)})
+		now, err := node.Containers(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		second, err := node.Docker.InspectContainer(ctx, now["edited/app"].ID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(second.HostConfig.SecurityOpt).To(ContainElement("no-new-privileges"), "the edit was applied to the new container")
+		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", 1), k.LogTail(40))
 	})
 })

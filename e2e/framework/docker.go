@@ -3,6 +3,7 @@ package framework
 import (
 	"archive/tar"
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +40,11 @@ func EngineSocket(root string) string {
 		return s
 	}
 	return filepath.Join(root, "_output", "engine", "docker.sock")
+}
+
+// EngineLog is the log of the e2e's own dockerd (scripts/engine-up.sh).
+func EngineLog(root string) string {
+	return filepath.Join(root, "_output", "engine", "dockerd.log")
 }
 
 // Docker is a small client of the Docker Engine API on a unix socket:
@@ -176,6 +182,25 @@ func (d *Docker) InspectContainer(ctx context.Context, id string) (*Inspect, err
 	return &out, d.do(ctx, http.MethodGet, "/containers/"+id+"/json", nil, &out)
 }
 
+// InspectRaw returns `docker inspect` of a container as the engine gives it,
+// for failure reports.
+func (d *Docker) InspectRaw(ctx context.Context, id string) (string, error) {
+	var out json.RawMessage
+	if err := d.do(ctx, http.MethodGet, "/containers/"+id+"/json", nil, &out); err != nil {
+		return "", err
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, out, "", "  "); err != nil {
+		return string(out), nil
+	}
+	return b.String(), nil
+}
+
+// Kill sends SIGKILL to a container's main process, as a crash would.
+func (d *Docker) Kill(ctx context.Context, id string) error {
+	return d.do(ctx, http.MethodPost, "/containers/"+id+"/kill", url.Values{"signal": {"KILL"}}, nil)
+}
+
 // RemoveContainer force-removes a container and its anonymous volumes.
 func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
 	return d.do(ctx, http.MethodDelete, "/containers/"+id, url.Values{"force": {"1"}, "v": {"1"}}, nil)
@@ -288,10 +313,15 @@ func (l *EventLog) Events() []Event {
 // Destructive are the actions that mean a container was stopped or replaced.
 var Destructive = map[string]bool{"kill": true, "die": true, "stop": true, "destroy": true, "create": true}
 
-// DestructiveFor returns the destructive events that concern ids.
+// DestructiveFor returns the destructive events so far that concern ids.
 func (l *EventLog) DestructiveFor(ids map[string]bool) []Event {
+	return DestructiveIn(l.Events(), ids)
+}
+
+// DestructiveIn returns the destructive events among events that concern ids.
+func DestructiveIn(events []Event, ids map[string]bool) []Event {
 	var out []Event
-	for _, e := range l.Events() {
+	for _, e := range events {
 		if Destructive[e.Action] && ids[e.ID] {
 			out = append(out, e)
 		}

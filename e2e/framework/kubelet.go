@@ -230,6 +230,26 @@ func (k *Kubelet) CountLog(s string) int {
 	return strings.Count(k.Log(), s)
 }
 
+// PodSyncs counts the periodic syncs the kubelet logged per pod (at --v=4
+// every release logs "SyncLoop (SYNC): <n> pods; <name>_<ns>(<uid>), ...").
+// Keys are the pod names as the manifests give them.
+func (k *Kubelet) PodSyncs() map[string]int {
+	out := map[string]int{}
+	for _, line := range strings.Split(k.Log(), "\n") {
+		_, pods, ok := strings.Cut(line, "SyncLoop (SYNC): ")
+		if !ok {
+			continue
+		}
+		_, pods, _ = strings.Cut(pods, "; ")
+		for _, p := range strings.Split(pods, ", ") {
+			if name, _, ok := strings.Cut(p, "_"); ok {
+				out[PodName(name)]++
+			}
+		}
+	}
+	return out
+}
+
 // glogTime reads the timestamp of a glog/klog line ("I1122 01:24:27.029146 ...").
 var glogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
 

@@ -1,13 +1,20 @@
 package framework
 
-// Pod is a static pod as the suites write it: a manifest with a pinned
-// metadata.uid (without one, the static pod UID is a hash over the whole
-// pod that changes between releases, and the pod is replaced whole).
+// Pod is a static pod as the suites write it, usually with a pinned
+// metadata.uid: without one (UID ""), the static pod UID is a hash over the
+// whole pod that changes between releases, and the pod is replaced whole.
+//
+// The optional fields are written only when set, so the manifests of the
+// pods that do not use them stay as they were.
 type Pod struct {
 	Name, UID      string
 	InitContainers []map[string]any
 	Containers     []map[string]any
 	Volumes        []map[string]any
+	// RestartPolicy defaults to Always.
+	RestartPolicy   string
+	HostNetwork     bool
+	SecurityContext map[string]any
 }
 
 // Manifest renders the pod as the kubelet reads it.
@@ -23,10 +30,23 @@ func (p Pod) Manifest() map[string]any {
 	if len(p.Volumes) > 0 {
 		spec["volumes"] = p.Volumes
 	}
+	if p.RestartPolicy != "" {
+		spec["restartPolicy"] = p.RestartPolicy
+	}
+	if p.HostNetwork {
+		spec["hostNetwork"] = true
+	}
+	if p.SecurityContext != nil {
+		spec["securityContext"] = p.SecurityContext
+	}
+	meta := map[string]any{"name": p.Name, "namespace": "default"}
+	if p.UID != "" {
+		meta["uid"] = p.UID
+	}
 	return map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Pod",
-		"metadata":   map[string]any{"name": p.Name, "namespace": "default", "uid": p.UID},
+		"metadata":   meta,
 		"spec":       spec,
 	}
 }

@@ -21,6 +21,18 @@ const (
 	// KubeletStartTimeout bounds a kubelet serving its ports after start
 	// (1.7.5 needs ~6 s).
 	KubeletStartTimeout = 60 * time.Second
+	// LivenessWindow is how long a failing liveness probe of the suites'
+	// workloads (periodSeconds 5 x the default failureThreshold 3) takes
+	// to get a container killed: a switch phase lasts at least this long,
+	// so a kill it provoked happens within the phase that caused it.
+	LivenessWindow = 15 * time.Second
+	// Spec timeouts: every spec carries one, so a hang fails that spec
+	// (with its report) instead of the whole run at go test's -timeout.
+	ShortSpec = 3 * time.Minute
+	LongSpec  = 10 * time.Minute
+	// OrphanGCTimeout bounds a running orphan going away: the kubelet's
+	// housekeeping stops it, then the container GC (every minute) removes it.
+	OrphanGCTimeout = 3 * time.Minute
 	// StopTimeout is how long a kubelet gets after SIGTERM before SIGKILL.
 	StopTimeout = 10 * time.Second
 )

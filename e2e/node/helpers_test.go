@@ -39,10 +39,53 @@ func newNode(ctx context.Context) *framework.Node {
 	os.RemoveAll(logDir)
 	node, err := framework.NewNode(ctx, repoRoot, dir, logDir)
 	Expect(err).NotTo(HaveOccurred())
+	current = node
 	DeferCleanup(func(ctx context.Context) {
+		current = nil
 		Expect(node.Cleanup(ctx)).To(Succeed())
 	}, NodeTimeout(2*time.Minute))
 	return node
+}
+
+// current is the running spec's node, for the failure report.
+var current *framework.Node
+
+// A failed spec carries what a node engineer would look at first: the
+// node's containers with an inspect of each, the kubelet's and dockerd's
+// log tails (in the JUnit report too). It runs before the node's cleanup.
+var _ = AfterEach(func(ctx SpecContext) {
+	if current == nil || !CurrentSpecReport().Failed() {
+		return
+	}
+	AddReportEntry("containers", current.Describe(ctx))
+	if list, err := current.Docker.KubeContainers(ctx); err == nil {
+		var b strings.Builder
+		for _, c := range list {
+			raw, err := current.Docker.InspectRaw(ctx, c.ID)
+			if err != nil {
+				raw = err.Error()
+			}
+			fmt.Fprintf(&b, "--- %s %s ---\n%s\n", c.Key(), c.ID, raw)
+		}
+		AddReportEntry("docker inspect", b.String())
+	}
+	if k := current.Kubelet(); k != nil {
+		AddReportEntry("kubelet log", k.LogTail(120))
+	}
+	AddReportEntry("dockerd log", tail(framework.EngineLog(repoRoot), 80))
+}, NodeTimeout(time.Minute))
+
+// tail returns the last n lines of a file, or why it cannot.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return fmt.Sprintf("--- last %d lines of %s ---\n%s", len(lines), path, strings.Join(lines, "\n"))
 }
 
 // startKubelet starts release+variant on the node and waits for healthz.
@@ -80,14 +123,26 @@ func waitRunning(ctx context.Context, node *framework.Node, pods []framework.Pod
 	}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).Should(Succeed(), func() string { return node.Describe(ctx) })
 }
 
-// waitSyncs waits until the kubelet has logged n periodic pod syncs: each
-// compares every container's stored hash with its spec, and PLEG relists
-// every second in between.
-func waitSyncs(ctx context.Context, k *framework.Kubelet, n int) time.Duration {
+// waitSyncs waits until the kubelet has logged n periodic syncs of every
+// pod (each compares every container's stored hash with its spec; PLEG
+// relists every second in between) and at least one liveness window has
+// passed since it started, so whatever the switch provoked has happened
+// before the phase is judged.
+func waitSyncs(ctx context.Context, k *framework.Kubelet, pods []framework.Pod, n int) time.Duration {
 	start := time.Now()
-	Eventually(ctx, func() int { return k.CountLog("SyncLoop (SYNC)") }).
-		WithTimeout(time.Duration(n+4)*framework.SyncFrequency+30*time.Second).WithPolling(framework.Poll).
-		Should(BeNumerically(">=", n), func() string { return k.LogTail(30) })
+	Eventually(ctx, func() error {
+		if since := time.Since(k.Started()); since < framework.LivenessWindow+framework.SyncFrequency {
+			return fmt.Errorf("only %s since kubelet start", since.Round(time.Second))
+		}
+		syncs := k.PodSyncs()
+		for _, p := range pods {
+			if syncs[p.Name] < n {
+				return fmt.Errorf("pod %s synced %d times, want %d", p.Name, syncs[p.Name], n)
+			}
+		}
+		return nil
+	}).WithTimeout(time.Duration(n+4)*framework.SyncFrequency+framework.LivenessWindow+30*time.Second).WithPolling(framework.Poll).
+		Should(Succeed(), func() string { return k.LogTail(30) })
 	return time.Since(start)
 }
 

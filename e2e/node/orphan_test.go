@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
@@ -42,8 +43,8 @@ func orphanNode(ctx context.Context, variant string) (*framework.Node, *framewor
 	return node, k, before, sandbox, events
 }
 
-var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func() {
-	It("does not stop the patched 1.18.6 from starting", func(ctx SpecContext) {
+var _ = Describe("An orphaned container at kubelet start", Label("orphan"), Serial, func() {
+	It("does not stop the patched 1.18.6 from starting, and goes away", func(ctx SpecContext) {
 		node, k, before, sandbox, events := orphanNode(ctx, "patched")
 		Eventually(ctx, func() bool { return k.Healthy(ctx) }).WithTimeout(60*time.Second).WithPolling(framework.Poll).
 			Should(BeTrue(), func() string { return k.LogTail(40) })
@@ -51,8 +52,25 @@ var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func
 			done, _ := k.Exited()
 			return !done && k.Healthy(ctx)
 		}).WithTimeout(30*time.Second).WithPolling(time.Second).Should(BeTrue(), func() string { return k.LogTail(40) })
-		Expect(k.Log()).To(ContainSubstring(before["victim/app"].ID), "the skipped orphan is not named in the log")
-		Expect(k.Log()).To(ContainSubstring(sandbox), "the missing sandbox is not named in the log")
+		orphan := before["victim/app"].ID
+		Expect(k.Log()).To(ContainSubstring(fmt.Sprintf("Skipping container %q (app): no PodSandbox found with Id %q", orphan, sandbox)),
+			"the patch's skip line, naming the orphan and its missing sandbox")
+
+		By("starting a new pod on the patched kubelet")
+		newcomer := hangPod("newcomer", "e2e-orphan-newcomer-0001", "8083")
+		Expect(node.AddPod(newcomer)).To(Succeed())
+		waitRunning(ctx, node, []framework.Pod{newcomer})
+
+		By("waiting for the kubelet to stop the orphan and the garbage collector to remove it")
+		Eventually(ctx, func() (bool, error) {
+			list, err := node.Docker.KubeContainers(ctx)
+			for _, c := range list {
+				if c.ID == orphan {
+					return true, err
+				}
+			}
+			return false, err
+		}).WithTimeout(framework.OrphanGCTimeout).WithPolling(framework.Poll).Should(BeFalse(), func() string { return node.Describe(ctx) })
 
 		kept := map[string]bool{before["bystander/POD"].ID: true, before["bystander/app"].ID: true}
 		Expect(events.DestructiveFor(kept)).To(BeEmpty(), "the other pod was touched:\n%s", framework.Summary(events.Events()))
@@ -62,12 +80,12 @@ var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func
 			Expect(now[key].ID).To(Equal(before[key].ID), "%s was replaced\n%s", key, node.Describe(ctx))
 			Expect(now[key].State).To(Equal("running"), key)
 		}
-	})
+	}, SpecTimeout(framework.LongSpec))
 
 	It("makes the vanilla 1.18.6 exit at start (negative control)", func(ctx SpecContext) {
 		_, k, _, sandbox, _ := orphanNode(ctx, "vanilla")
 		Eventually(ctx, func() bool { done, _ := k.Exited(); return done }).WithTimeout(60*time.Second).WithPolling(framework.Poll).
 			Should(BeTrue(), "the vanilla kubelet kept running: the control no longer reproduces the bug\n%s", k.LogTail(40))
 		Expect(k.Log()).To(ContainSubstring(orphanError+" '"+sandbox+"'"), k.LogTail(20))
-	})
+	}, SpecTimeout(framework.ShortSpec))
 })

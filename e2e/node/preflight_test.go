@@ -73,7 +73,12 @@ func appKeys(rows []preflightRow, verdict func(preflightRow) string, prefix stri
 var _ = Describe("Preflight on a live node", Label("upgrade", "preflight"), Serial, func() {
 	It("predicts from the node's hash labels what patched and vanilla 1.9.11 then do to 1.7.5's containers", func(ctx SpecContext) {
 		node := newNode(ctx)
-		pods := upgradePods(filepath.Join(node.Dir, "host"))
+		// unpinned has no metadata.uid: 1.7 and 1.9 derive different UIDs
+		// for it, so the whole pod is replaced, as the preflight says.
+		unpinned := framework.Pod{Name: "unpinned", Containers: []map[string]any{
+			framework.Workload("app", dataFile, map[string]any{"env": []map[string]any{{"name": "PORT", "value": "8091"}}}),
+		}}
+		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinned)
 		for _, p := range pods {
 			Expect(node.AddPod(p)).To(Succeed())
 		}
@@ -89,14 +94,19 @@ var _ = Describe("Preflight on a live node", Label("upgrade", "preflight"), Seri
 			}
 		}
 		predictedKept := appKeys(rows, func(r preflightRow) string { return r.ToPatched }, "kept")
+		predictedReplaced := appKeys(rows, func(r preflightRow) string { return r.ToPatched }, "recreated (pod replaced)")
 		predictedRecreated := appKeys(rows, func(r preflightRow) string { return r.ToVanilla }, "recreated")
-		Expect(predictedKept).To(HaveLen(len(before.data)), "every app container should be predicted kept by patched 1.9.11")
+		Expect(predictedKept).To(HaveLen(len(before.data)-1), "every app container of a pinned pod should be predicted kept by patched 1.9.11")
+		Expect(predictedReplaced).To(Equal([]string{"unpinned/app"}), "the unpinned static pod should be predicted replaced")
 		Expect(predictedRecreated).To(HaveLen(len(before.data)), "every app container should be predicted recreated by vanilla 1.9.11")
 
 		By("patched 1.9.11 keeps what the preflight said it keeps")
 		k := startKubelet(ctx, node, "1.9.11", "patched")
 		waitRunning(ctx, node, pods)
-		waitSyncs(ctx, k, framework.SyncsPerPhase)
+		waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
+		// The replaced pod's new containers may still be starting.
+		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
+			Should(Equal(predictedReplaced), func() string { return node.Describe(ctx) })
 		now := observe(ctx, node)
 		var kept []string
 		for key := range before.data {
@@ -106,9 +116,11 @@ var _ = Describe("Preflight on a live node", Label("upgrade", "preflight"), Seri
 		}
 		sort.Strings(kept)
 		Expect(kept).To(Equal(predictedKept), node.Describe(ctx))
+		Expect(now.labels["unpinned/app"][framework.LabelPodUID]).NotTo(Equal(before.labels["unpinned/app"][framework.LabelPodUID]),
+			"the unpinned pod was replaced by a pod of another UID")
 
 		By("vanilla 1.9.11 recreates what the preflight said it recreates")
 		startKubelet(ctx, node, "1.9.11", "vanilla")
 		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal(predictedRecreated), func() string { return node.Describe(ctx) })
-	}, SpecTimeout(8*time.Minute))
+	}, SpecTimeout(framework.LongSpec))
 })

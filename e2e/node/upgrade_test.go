@@ -72,7 +72,70 @@ func upgradePods(hostDir string) []framework.Pod {
 				}),
 			},
 		},
+		{
+			// Lifecycle hooks and an exec liveness probe: handlers the hash
+			// covers, run through dockershim's exec.
+			Name: "hooks", UID: "e2e-upgrade-hooks-0001",
+			Containers: []map[string]any{
+				framework.Workload("app", dataFile, map[string]any{
+					"env": []map[string]any{{"name": "PORT", "value": "8087"}},
+					"lifecycle": map[string]any{
+						"postStart": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/poststart", "done"}}},
+						"preStop":   map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/prestop", "done"}}},
+					},
+					"livenessProbe": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/alive", "ok"}}, "periodSeconds": 5},
+				}),
+			},
+		},
+		{
+			// Guaranteed QoS (requests == limits) under a pod-level
+			// securityContext.
+			Name: "guaranteed", UID: "e2e-upgrade-guaranteed-0001",
+			SecurityContext: map[string]any{"runAsUser": 1000, "fsGroup": 2000, "supplementalGroups": []int{3000}},
+			Containers: []map[string]any{
+				framework.Workload("app", dataFile, map[string]any{
+					"env": []map[string]any{{"name": "PORT", "value": "8088"}},
+					"resources": map[string]any{
+						"requests": map[string]any{"cpu": "100m", "memory": "32Mi"},
+						"limits":   map[string]any{"cpu": "100m", "memory": "32Mi"},
+					},
+				}),
+			},
+		},
+		{
+			Name: "onfailure", UID: "e2e-upgrade-onfailure-0001", RestartPolicy: "OnFailure",
+			Containers: []map[string]any{
+				framework.Workload("app", dataFile, map[string]any{"env": []map[string]any{{"name": "PORT", "value": "8089"}}}),
+			},
+		},
+		{
+			// hostNetwork with a hostPort; the server binds loopback only.
+			Name: "hostnet", UID: "e2e-upgrade-hostnet-0001", HostNetwork: true,
+			Containers: []map[string]any{
+				framework.Workload("app", dataFile, map[string]any{
+					"env":   []map[string]any{{"name": "PORT", "value": "18086"}, {"name": "ADDR", "value": "127.0.0.1"}},
+					"ports": []map[string]any{{"containerPort": 18086, "hostPort": 18086, "protocol": "TCP"}},
+				}),
+			},
+		},
 	}
+}
+
+// appContainers counts the long-running containers of pods.
+func appContainers(pods []framework.Pod) int {
+	n := 0
+	for _, p := range pods {
+		n += len(p.Containers)
+	}
+	return n
+}
+
+// latePod is created while the patched 1.9.11 runs: 1.7.5 must then keep
+// what the patched kubelet made.
+func latePod() framework.Pod {
+	return framework.Pod{Name: "late", UID: "e2e-upgrade-late-0001", Containers: []map[string]any{
+		framework.Workload("app", dataFile, map[string]any{"env": []map[string]any{{"name": "PORT", "value": "8090"}}}),
+	}}
 }
 
 // state is what must not change across kubelet switches.
@@ -80,14 +143,16 @@ type state struct {
 	ids      map[string]string // pod/container -> container id (sandboxes included)
 	restarts map[string]string // pod/container -> kubelet restart count label
 	data     map[string]string // pod/container -> content of dataFile
+	labels   map[string]map[string]string
 }
 
 func observe(ctx context.Context, node *framework.Node) state {
-	s := state{ids: map[string]string{}, restarts: map[string]string{}, data: map[string]string{}}
+	s := state{ids: map[string]string{}, restarts: map[string]string{}, data: map[string]string{}, labels: map[string]map[string]string{}}
 	cs, err := node.Containers(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	for key, c := range cs {
 		s.ids[key] = c.ID
+		s.labels[key] = c.Labels
 		if c.Labels[framework.LabelDockerType] == "container" {
 			Expect(c.Labels).To(HaveKey(framework.LabelRestartCount), "%s has no restart count label", key)
 			s.restarts[key] = c.Labels[framework.LabelRestartCount]
@@ -116,10 +181,10 @@ func (s state) keys() []string {
 	return out
 }
 
-var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
+var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func() {
 	// Ordered is not needed: each spec builds its own node from nothing.
 
-	It("recreates nothing with the patched 1.9.11", func(ctx SpecContext) {
+	It("recreates nothing with the patched 1.9.11, and 1.7.5 keeps what the patched 1.9.11 created", func(ctx SpecContext) {
 		node := newNode(ctx)
 		pods := upgradePods(filepath.Join(node.Dir, "host"))
 		for _, p := range pods {
@@ -128,34 +193,72 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
 		startKubelet(ctx, node, "1.7.5", "vanilla")
 		waitRunning(ctx, node, pods)
 		before := observe(ctx, node)
-		Expect(before.data).To(HaveLen(4), "every app container wrote its data: %v", before.data)
-
+		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
 		events, err := node.Docker.WatchEvents(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(events.Stop)
-		for _, step := range [][2]string{{"1.9.11", "patched"}, {"1.7.5", "vanilla"}, {"1.9.11", "patched"}} {
-			k := startKubelet(ctx, node, step[0], step[1])
+
+		phase := func(release, variant string, pods []framework.Pod) {
+			GinkgoHelper()
+			k := startKubelet(ctx, node, release, variant)
 			waitRunning(ctx, node, pods)
-			took := waitSyncs(ctx, k, framework.SyncsPerPhase)
-			GinkgoWriter.Printf("%s %s: %d pod syncs after %s\n", step[0], step[1], framework.SyncsPerPhase, took.Round(time.Second))
+			took := waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
+			GinkgoWriter.Printf("%s %s: %d syncs of every pod after %s\n", release, variant, framework.SyncsPerPhase, took.Round(time.Second))
 			Expect(k.CountLog("hash changed")).To(BeZero(), k.LogTail(40))
 		}
-		node.StopKubelet()
+		same := func(a, b state, what string) {
+			GinkgoHelper()
+			Expect(b.keys()).To(Equal(a.keys()), "%s: containers were created or removed\n%s", what, node.Describe(ctx))
+			Expect(b.ids).To(Equal(a.ids), "%s: container ids changed\n%s", what, node.Describe(ctx))
+			Expect(b.restarts).To(Equal(a.restarts), "%s: restart counts changed", what)
+			Expect(b.data).To(Equal(a.data), "%s: data written before is gone", what)
+		}
 
-		after := observe(ctx, node)
-		ids := map[string]bool{}
-		for _, id := range before.ids {
-			ids[id] = true
+		idsOf := func(s state) map[string]bool {
+			ids := map[string]bool{}
+			for _, id := range s.ids {
+				ids[id] = true
+			}
+			return ids
 		}
-		Expect(events.DestructiveFor(ids)).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(events.Events()))
-		Expect(after.keys()).To(Equal(before.keys()), "containers were created or removed\n%s", node.Describe(ctx))
-		Expect(after.ids).To(Equal(before.ids), "container ids changed\n%s", node.Describe(ctx))
-		Expect(after.restarts).To(Equal(before.restarts), "restart counts changed")
-		Expect(after.data).To(Equal(before.data), "data written before the first switch is gone")
-		for _, e := range events.Events() {
-			Expect(e.Action).NotTo(Equal("create"), "a container was created: %s", e)
+
+		By("switching to the patched 1.9.11: 1.7.5's containers are kept")
+		phase("1.9.11", "patched", pods)
+		same(before, observe(ctx, node), "1.7.5 -> patched 1.9.11")
+		first := events.Events()
+		Expect(framework.DestructiveIn(first, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(first))
+		Expect(first).NotTo(ContainElement(HaveField("Action", "create")), framework.Summary(first))
+
+		By("a new pod, and a crashed container restarted, under the patched 1.9.11")
+		late := latePod()
+		Expect(node.AddPod(late)).To(Succeed())
+		crashed := before.ids["pair/first"]
+		Expect(node.Docker.Kill(ctx, crashed)).To(Succeed())
+		Eventually(ctx, func() (string, error) {
+			cs, err := node.Containers(ctx)
+			if c := cs["pair/first"]; c.ID != crashed && c.State == "running" {
+				return c.Labels[framework.LabelRestartCount], err
+			}
+			return "", err
+		}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).Should(Equal("1"), func() string { return node.Describe(ctx) })
+		all := append(pods, late)
+		waitRunning(ctx, node, all)
+		made := observe(ctx, node)
+		for _, key := range []string{"late/app", "pair/first"} {
+			Expect(made.labels[key]).To(HaveKey(framework.LabelNativeHash), "%s was created by the patched kubelet", key)
 		}
-	})
+		mark := len(events.Events())
+
+		for _, step := range [][2]string{{"1.7.5", "vanilla"}, {"1.9.11", "patched"}} {
+			By(fmt.Sprintf("switching to %s %s: everything is kept, what the patched 1.9.11 created included", step[0], step[1]))
+			phase(step[0], step[1], all)
+			same(made, observe(ctx, node), "-> "+step[0]+" "+step[1])
+		}
+		node.StopKubelet()
+		later := events.Events()[mark:]
+		Expect(framework.DestructiveIn(later, idsOf(made))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(later))
+		Expect(later).NotTo(ContainElement(HaveField("Action", "create")), "a container was created:\n%s", framework.Summary(later))
+	}, SpecTimeout(framework.LongSpec))
 
 	It("recreates the app containers with the vanilla 1.9.11 (negative control)", func(ctx SpecContext) {
 		node := newNode(ctx)
@@ -173,7 +276,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
 		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(HaveLen(len(before.data)), func() string { return node.Describe(ctx) })
 		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", len(before.data)), k.LogTail(40))
 		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers\n", len(before.data))
-	})
+	}, SpecTimeout(framework.ShortSpec))
 
 	It("applies an edit to a field 1.7 lacks to a container the patched 1.9.11 created", func(ctx SpecContext) {
 		// A static pod with a pinned uid gets an update with the same uid
@@ -210,5 +313,5 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(second.HostConfig.SecurityOpt).To(ContainElement("no-new-privileges"), "the edit was applied to the new container")
 		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", 1), k.LogTail(40))
-	})
+	}, SpecTimeout(framework.ShortSpec))
 })

@@ -1,6 +1,6 @@
 // Command workload is the long-running container of the node e2e tests.
 //
-//	workload                    serve HTTP on :$PORT (default 8080)
+//	workload                    serve HTTP on $ADDR:$PORT (default :8080)
 //	workload write PATH DATA    write DATA to PATH and exit (init container)
 //
 // On start, if $WRITE_FILE is set and that file does not exist yet, it is
@@ -72,7 +72,9 @@ func main() {
 	if port == "" {
 		port = "8080"
 	}
-	srv := &http.Server{Addr: ":" + port, Handler: mux}
+	// ADDR=127.0.0.1 keeps a hostNetwork pod's server off the machine's
+	// other interfaces.
+	srv := &http.Server{Addr: os.Getenv("ADDR") + ":" + port, Handler: mux}
 
 	// PID 1 ignores SIGTERM unless a handler is installed.
 	sigs := make(chan os.Signal, 1)

@@ -250,6 +250,27 @@ func (k *Kubelet) PodSyncs() map[string]int {
 	return out
 }
 
+// PodReady reports, per pod name, whether the pod's Ready condition was
+// true in the last status the kubelet logged for it. Standalone kubelets
+// have no API server to post status to; at --v=3 and up they log the status
+// they computed at every sync ("Ignoring same status for pod ...").
+func (k *Kubelet) PodReady() map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(k.Log(), "\n") {
+		_, rest, ok := strings.Cut(line, "status for pod \"")
+		if !ok {
+			continue
+		}
+		full, status, ok := strings.Cut(rest, "\", status: ")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(full, "_")
+		out[PodName(name)] = strings.Contains(status, "{Type:Ready Status:True ")
+	}
+	return out
+}
+
 // glogTime reads the timestamp of a glog/klog line ("I1122 01:24:27.029146 ...").
 var glogTime = regexp.MustCompile(`^[IWEF](\d{4} \d{2}:\d{2}:\d{2}\.\d{6})`)
 

@@ -130,6 +130,18 @@ func appContainers(pods []framework.Pod) int {
 	return n
 }
 
+// notReady lists the pods whose last status the kubelet logged is not Ready.
+func notReady(k *framework.Kubelet, pods []framework.Pod) []string {
+	ready := k.PodReady()
+	var out []string
+	for _, p := range pods {
+		if !ready[p.Name] {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
 // latePod is created while the patched 1.9.11 runs: 1.7.5 must then keep
 // what the patched kubelet made.
 func latePod() framework.Pod {
@@ -205,6 +217,10 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 			took := waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
 			GinkgoWriter.Printf("%s %s: %d syncs of every pod after %s\n", release, variant, framework.SyncsPerPhase, took.Round(time.Second))
 			Expect(k.CountLog("hash changed")).To(BeZero(), k.LogTail(40))
+			// Ready as this kubelet computes it (after a restart each
+			// readiness probe must pass once more).
+			Eventually(ctx, func() []string { return notReady(k, pods) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
+				Should(BeEmpty(), func() string { return k.LogTail(30) })
 		}
 		same := func(a, b state, what string) {
 			GinkgoHelper()

@@ -100,7 +100,7 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 
 .PHONY: e2e
 e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine): make e2e [FOCUS=upgrade|inspect-hang|orphan]
-	@for b in 1.7.5/vanilla 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
+	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	scripts/engine-up.sh
 	scripts/e2e.sh $(FOCUS)

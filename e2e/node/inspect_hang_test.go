@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -15,10 +16,30 @@ import (
 const (
 	// inspectDeadline is the patched kubelet's deadline on docker inspect.
 	inspectDeadline = 10 * time.Second
-	runtimeDown     = "container runtime is down"
-	// vanillaWatch is how long the vanilla control must stay broken.
-	vanillaWatch = 150 * time.Second
+	plegUnhealthy   = "PLEG is not healthy"
+	// deadlineLogLine is how the patched cadvisor says it gave up.
+	deadlineLogLine = "docker did not answer the inspect of container"
+	// vanillaWatch is how long the vanilla control must stay broken: more
+	// than three times what the patched kubelet needs to start the pod.
+	vanillaWatch = 60 * time.Second
+	// plegThreshold is the relist threshold of these releases' PLEG: a
+	// relist blocked longer makes the node NotReady. The field report's
+	// release is watched past it; the others for patchedWatch.
+	plegThreshold = 3 * time.Minute
+	patchedWatch  = 45 * time.Second
 )
+
+// runtimeDown is how the release's sync loop says the runtime is not
+// ready yet (1.18 no longer says "down" before its first status check).
+func runtimeDown(release string) string {
+	if release == "1.18.6" {
+		return "container runtime status check may not have completed yet"
+	}
+	return "container runtime is down"
+}
+
+// hangReleases are the releases that ship the inspect deadlines.
+var hangReleases = []string{"1.7.5", "1.9.11", "1.18.6"}
 
 func hangPod(name, uid string, port string) framework.Pod {
 	return framework.Pod{Name: name, UID: uid, Containers: []map[string]any{
@@ -29,7 +50,7 @@ func hangPod(name, uid string, port string) framework.Pod {
 // hungNode runs a first pod through a fault-injecting proxy, then makes the
 // proxy hold every inspect of its container (as docker does when it holds
 // the container's lock) and restarts kubelet with a second pod to start.
-func hungNode(ctx context.Context, variant string) (node *framework.Node, k *framework.Kubelet, proxy *dockerproxy.Proxy, hungID string, events *framework.EventLog) {
+func hungNode(ctx context.Context, release, variant string) (node *framework.Node, k *framework.Kubelet, proxy *dockerproxy.Proxy, hungID string, events *framework.EventLog) {
 	node = newNode(ctx)
 	proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, dockerproxy.WithLogWriter(GinkgoWriter))
 	Expect(err).NotTo(HaveOccurred())
@@ -38,7 +59,7 @@ func hungNode(ctx context.Context, variant string) (node *framework.Node, k *fra
 
 	first := hangPod("first", "e2e-hang-first-0001", "8081")
 	Expect(node.AddPod(first)).To(Succeed())
-	startKubelet(ctx, node, "1.9.11", variant)
+	startKubelet(ctx, node, release, variant)
 	waitRunning(ctx, node, []framework.Pod{first})
 	cs, err := node.Containers(ctx)
 	Expect(err).NotTo(HaveOccurred())
@@ -50,7 +71,7 @@ func hungNode(ctx context.Context, variant string) (node *framework.Node, k *fra
 	events, err = node.Docker.WatchEvents(ctx)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(events.Stop)
-	k, err = node.Start("1.9.11", variant)
+	k, err = node.Start(release, variant)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(node.AddPod(hangPod("second", "e2e-hang-second-0001", "8082"))).To(Succeed())
 	return node, k, proxy, hungID, events
@@ -68,46 +89,88 @@ func expectHungContainerKept(ctx context.Context, node *framework.Node, hungID s
 	Expect(in.State.Running).To(BeTrue(), "the hung container is no longer running")
 }
 
-var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), func() {
-	It("does not keep the patched 1.9.11 node NotReady or stall new pods", func(ctx SpecContext) {
-		node, k, proxy, hungID, events := hungNode(ctx, "patched")
-		start := k.Started()
-
-		Eventually(ctx, func() bool { return secondRunning(ctx, node) }).
-			WithTimeout(2*inspectDeadline+20*time.Second).WithPolling(framework.Poll).
-			Should(BeTrue(), func() string { return node.Describe(ctx) })
-		GinkgoWriter.Printf("second pod running %s after kubelet start\n", time.Since(start).Round(100*time.Millisecond))
-		Expect(proxy.HeldRequests()).NotTo(BeEmpty(), "the proxy never held an inspect: the test did not exercise the hang")
-
-		// The runtime must be up within the deadline + 10 s and stay up.
-		upBy := start.Add(inspectDeadline + 10*time.Second)
-		time.Sleep(time.Until(upBy.Add(framework.SyncFrequency)))
-		Consistently(ctx, func() []time.Time {
-			var late []time.Time
-			for _, t := range k.LogTimes(runtimeDown) {
-				if t.After(upBy) {
-					late = append(late, t)
-				}
-			}
-			return late
-		}).WithTimeout(15*time.Second).WithPolling(framework.Poll).Should(BeEmpty(), func() string { return k.LogTail(40) })
-		if times := k.LogTimes(runtimeDown); len(times) > 0 {
-			GinkgoWriter.Printf("runtime reported down until %s after start\n", times[len(times)-1].Sub(start).Round(100*time.Millisecond))
+// expectGaveUpAtDeadline checks how the held inspects ended: the patched
+// kubelet's clients gave up at about the deadline, none waited longer.
+func expectGaveUpAtDeadline(held []dockerproxy.HeldRequest) {
+	GinkgoHelper()
+	gaveUp := 0
+	for _, h := range held {
+		if h.Outcome != "client gave up" {
+			continue
 		}
-		expectHungContainerKept(ctx, node, hungID, events)
-	})
+		gaveUp++
+		Expect(h.End.Sub(h.Start)).To(BeNumerically("~", inspectDeadline, 2*time.Second), "held inspect %s", h)
+	}
+	Expect(gaveUp).To(BeNumerically(">", 0), "no client gave up on a held inspect: %v", held)
+}
 
-	It("keeps the vanilla 1.9.11 node NotReady (negative control)", func(ctx SpecContext) {
-		node, k, proxy, hungID, events := hungNode(ctx, "vanilla")
-		start := k.Started()
-		Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
-			WithTimeout(time.Until(start.Add(vanillaWatch))).WithPolling(2*time.Second).
-			Should(BeFalse(), "the vanilla kubelet started the second pod: the control no longer reproduces the bug")
-		Expect(proxy.HeldRequests()).NotTo(BeEmpty(), "the proxy never held an inspect: the test did not exercise the hang")
-		times := k.LogTimes(runtimeDown)
-		Expect(times).NotTo(BeEmpty(), k.LogTail(40))
-		Expect(times[len(times)-1]).To(BeTemporally(">", time.Now().Add(-30*time.Second)),
-			"%q is no longer being logged\n%s", runtimeDown, k.LogTail(40))
-		expectHungContainerKept(ctx, node, hungID, events)
-	})
+// expectNoSecondContainer checks the hung pod got no replacement container.
+func expectNoSecondContainer(events *framework.EventLog) {
+	GinkgoHelper()
+	for _, e := range events.Events() {
+		Expect(e.Action == "create" && e.Key == "first/app").To(BeFalse(), "a second container was created for the hung pod: %s", e)
+	}
+}
+
+var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), Serial, func() {
+	for _, release := range hangReleases {
+		watch := patchedWatch
+		if release == "1.9.11" {
+			watch = plegThreshold + 15*time.Second
+		}
+		It(fmt.Sprintf("does not keep the patched %s node NotReady or stall new pods", release), func(ctx SpecContext) {
+			node, k, proxy, hungID, events := hungNode(ctx, release, "patched")
+			start := k.Started()
+
+			Eventually(ctx, func() bool { return secondRunning(ctx, node) }).
+				WithTimeout(2*inspectDeadline+20*time.Second).WithPolling(framework.Poll).
+				Should(BeTrue(), func() string { return node.Describe(ctx) })
+			GinkgoWriter.Printf("second pod running %s after kubelet start\n", time.Since(start).Round(100*time.Millisecond))
+			Expect(proxy.HeldRequests()).NotTo(BeEmpty(), "the proxy never held an inspect: the test did not exercise the hang")
+
+			// The runtime must be up within the deadline + 10 s and stay
+			// up; the kubelet alive and healthy, PLEG never unhealthy, for
+			// the whole watch.
+			upBy := start.Add(inspectDeadline + 10*time.Second)
+			time.Sleep(time.Until(upBy.Add(framework.SyncFrequency)))
+			Consistently(ctx, func() error {
+				// Both are logged until the first relist and status check.
+				for _, s := range []string{runtimeDown(release), plegUnhealthy} {
+					for _, t := range k.LogTimes(s) {
+						if t.After(upBy) {
+							return fmt.Errorf("%q logged at %s", s, t.Sub(start).Round(time.Second))
+						}
+					}
+				}
+				if done, err := k.Exited(); done {
+					return fmt.Errorf("kubelet exited: %v", err)
+				}
+				if !k.Healthy(ctx) {
+					return fmt.Errorf("kubelet /healthz not ok")
+				}
+				return nil
+			}).WithTimeout(time.Until(start.Add(watch))).WithPolling(time.Second).Should(Succeed(), func() string { return k.LogTail(40) })
+			if times := k.LogTimes(runtimeDown(release)); len(times) > 0 {
+				GinkgoWriter.Printf("runtime reported down until %s after start\n", times[len(times)-1].Sub(start).Round(100*time.Millisecond))
+			}
+			Expect(k.Log()).To(ContainSubstring(deadlineLogLine), "the patch's log line")
+			expectGaveUpAtDeadline(proxy.HeldRequests())
+			expectNoSecondContainer(events)
+			expectHungContainerKept(ctx, node, hungID, events)
+		}, SpecTimeout(watch+3*time.Minute))
+
+		It(fmt.Sprintf("keeps the vanilla %s node NotReady (negative control)", release), func(ctx SpecContext) {
+			node, k, proxy, hungID, events := hungNode(ctx, release, "vanilla")
+			start := k.Started()
+			Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
+				WithTimeout(time.Until(start.Add(vanillaWatch))).WithPolling(2*time.Second).
+				Should(BeFalse(), "the vanilla kubelet started the second pod: the control no longer reproduces the bug")
+			Expect(proxy.HeldRequests()).NotTo(BeEmpty(), "the proxy never held an inspect: the test did not exercise the hang")
+			times := k.LogTimes(runtimeDown(release))
+			Expect(times).NotTo(BeEmpty(), k.LogTail(40))
+			Expect(times[len(times)-1]).To(BeTemporally(">", time.Now().Add(-30*time.Second)),
+				"%q is no longer being logged\n%s", runtimeDown(release), k.LogTail(40))
+			expectHungContainerKept(ctx, node, hungID, events)
+		}, SpecTimeout(framework.ShortSpec))
+	}
 })

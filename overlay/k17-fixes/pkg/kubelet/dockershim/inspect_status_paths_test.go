@@ -48,21 +48,22 @@ func TestInspectsOfStatusAndCreationPaths(t *testing.T) {
 // inspect of hungID (as docker does while the container's lock is held) and
 // counts those inspects.
 type hungDocker struct {
-	endpoint string
-	mu       sync.Mutex
-	sent     int
+	endpoint   string
+	release    chan struct{}
+	releaseAll sync.Once
+	mu         sync.Mutex
+	sent       int
 }
 
 const hungID = "hung0000000000000000000000000000000000000000000000000000000000000"
 
 func startHungDocker(t *testing.T) *hungDocker {
-	h := &hungDocker{}
+	h := &hungDocker{release: make(chan struct{})}
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if strings.HasPrefix(p, "/v1.") { // drop the API version prefix
@@ -78,7 +79,7 @@ func startHungDocker(t *testing.T) *hungDocker {
 			h.sent++
 			h.mu.Unlock()
 			select {
-			case <-release:
+			case <-h.release:
 			case <-r.Context().Done():
 			}
 		default:
@@ -88,12 +89,15 @@ func startHungDocker(t *testing.T) *hungDocker {
 	})}
 	go srv.Serve(l)
 	t.Cleanup(func() {
-		close(release)
+		h.unblock()
 		srv.Close()
 	})
 	h.endpoint = "unix://" + sock
 	return h
 }
+
+// unblock answers every held and future inspect of hungID.
+func (h *hungDocker) unblock() { h.releaseAll.Do(func() { close(h.release) }) }
 
 func (h *hungDocker) inspects() int {
 	h.mu.Lock()
@@ -120,9 +124,12 @@ func TestContainerStatusBacksOffAfterTimeout(t *testing.T) {
 		case err := <-errc:
 			return err, time.Since(start)
 		case <-time.After(10 * requestTimeout):
-			t.Fatalf("%s: ContainerStatus(hung) still blocked after %v", what, 10*requestTimeout)
-			return nil, 0
 		}
+		// Fail only once the call has ended.
+		h.unblock()
+		<-errc
+		t.Fatalf("%s: ContainerStatus(hung) still blocked after %v", what, 10*requestTimeout)
+		return nil, 0
 	}
 	err, took := status("first")
 	if err == nil {

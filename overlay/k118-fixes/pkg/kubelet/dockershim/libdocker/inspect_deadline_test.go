@@ -51,8 +51,10 @@ const (
 // latter. The inspects of slowContainerID and slowImage answer after
 // slowAnswer.
 type fakeDocker struct {
-	endpoint  string
-	abandoned int32
+	endpoint   string
+	abandoned  int32
+	release    chan struct{}
+	releaseAll sync.Once
 
 	mu       sync.Mutex
 	hung     map[string]bool
@@ -66,7 +68,8 @@ func startFakeDocker(t *testing.T) *fakeDocker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	release := make(chan struct{})
+	f.release = make(chan struct{})
+	release := f.release
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		if strings.HasPrefix(p, "/v1.") { // drop the API version prefix
@@ -114,12 +117,15 @@ func startFakeDocker(t *testing.T) *fakeDocker {
 	srv := &http.Server{Handler: handler}
 	go srv.Serve(l)
 	t.Cleanup(func() {
-		close(release)
+		f.unblock()
 		srv.Close()
 	})
 	f.endpoint = "unix://" + sock
 	return f
 }
+
+// unblock answers every held and future inspect of the hung containers.
+func (f *fakeDocker) unblock() { f.releaseAll.Do(func() { close(f.release) }) }
 
 // setHung makes the inspects of id block (or answer again).
 func (f *fakeDocker) setHung(id string, hung bool) {
@@ -149,20 +155,29 @@ func setInspectTimeout(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { defaultInspectTimeout = old })
 }
 
-// call runs f on its own goroutine and returns its error and how long it
-// took, or fails the test (from the test goroutine) if it has not returned
-// within mustReturnWithin.
-func call(t *testing.T, what string, f func() error) (error, time.Duration) {
+// call runs do on its own goroutine (do must not touch t) and returns its
+// error and how long it took. If do has not returned after
+// mustReturnWithin, the fake answers the held inspects so that do ends, and
+// only once do has ended (and stopped reading the package variables the
+// test changed) does the test fail.
+func call(t *testing.T, f *fakeDocker, what string, do func() error) (error, time.Duration) {
+	t.Helper()
 	errc := make(chan error, 1)
 	start := time.Now()
-	go func() { errc <- f() }()
+	go func() { errc <- do() }()
 	select {
 	case err := <-errc:
 		return err, time.Since(start)
 	case <-time.After(mustReturnWithin):
-		t.Fatalf("%s still blocked after %v", what, mustReturnWithin)
-		return nil, 0
 	}
+	f.unblock()
+	select {
+	case <-errc:
+	case <-time.After(mustReturnWithin):
+		t.Errorf("%s did not end even after the fake docker answered", what)
+	}
+	t.Fatalf("%s still blocked after %v", what, mustReturnWithin)
+	return nil, 0
 }
 
 // The creation paths inspect with InspectContainer: StartContainer (the
@@ -184,7 +199,7 @@ func TestCreationPathInspectsKeepRequestTimeout(t *testing.T) {
 		{"InspectImageByID(slow)", func() error { _, err := d.InspectImageByID(slowImage); return err }},
 		{"InspectImageByRef(slow)", func() error { _, err := d.InspectImageByRef(slowImageRef); return err }},
 	} {
-		err, took := call(t, c.what, c.call)
+		err, took := call(t, f, c.what, c.call)
 		if err != nil {
 			t.Errorf("%s = %v after %v; want the answer sent after %v (request timeout %v, status inspect deadline %v)",
 				c.what, err, took.Round(time.Millisecond), slowAnswer, longRequestTimeout, testInspectTimeout)

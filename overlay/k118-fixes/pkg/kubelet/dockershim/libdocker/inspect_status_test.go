@@ -23,7 +23,7 @@ func setInspectBackoff(t *testing.T, initial, max time.Duration) {
 // and must not leave its request open on docker's socket.
 func expectOperationTimeout(t *testing.T, f *fakeDocker, what string, do func() error) {
 	abandoned := atomic.LoadInt32(&f.abandoned)
-	err, took := call(t, what, do)
+	err, took := call(t, f, what, do)
 	if ot, ok := err.(operationTimeout); !ok || ot.err != context.DeadlineExceeded {
 		t.Fatalf("%s: got error %#v after %v, want operationTimeout{context.DeadlineExceeded}", what, err, took)
 	}
@@ -64,7 +64,7 @@ func TestStatusInspectBackoff(t *testing.T) {
 	d := newTestClient(t, f, longRequestTimeout)
 	inspect := func() error { _, err := d.InspectContainerForStatus(hungContainerID); return err }
 	expectBackedOff := func(what string, wantSent int) {
-		err, took := call(t, what, inspect)
+		err, took := call(t, f, what, inspect)
 		if _, ok := err.(operationTimeout); !ok || !strings.Contains(err.Error(), "not sent") {
 			t.Fatalf("%s: got %v, want an operationTimeout saying the inspect was not sent", what, err)
 		}
@@ -100,7 +100,7 @@ func TestStatusInspectBackoff(t *testing.T) {
 	f.setHung(hungContainerID, false)
 	time.Sleep(time.Until(timedOut.Add(max + 50*time.Millisecond)))
 	for i := 0; i < 2; i++ {
-		if err, _ := call(t, "inspect after docker answers again", inspect); err != nil {
+		if err, _ := call(t, f, "inspect after docker answers again", inspect); err != nil {
 			t.Fatalf("inspect %d after docker answers again: %v", i+1, err)
 		}
 	}

@@ -15,6 +15,13 @@
 // "/"), and by the exact string passed to Hang. Versioned (/v1.31/...) and
 // unversioned paths are treated alike.
 //
+// DelayAfterStart slows a container start instead: once a container whose
+// name contains a given fragment is started (POST .../containers/<id>/start),
+// every inspect of it that arrives within a given time of that start is held
+// until that time has passed, then forwarded. That is what a kubelet sees
+// when dockerd is slow to hand over a container it has just started (the
+// inspect dockershim sends right after the start, for the log symlink).
+//
 // Everything else is passed through: ordinary requests by an
 // httputil.ReverseProxy that flushes immediately (events, logs with follow
 // and stats streams arrive as they are produced), and hijacked endpoints
@@ -78,8 +85,9 @@ type HeldRequest struct {
 	Start     time.Time
 	End       time.Time // zero while still held
 	// Outcome is "held" while the request is pending, then one of
-	// "released" (forwarded to dockerd after Release), "client gave up"
-	// or "proxy closed" (answered 503).
+	// "released" (forwarded to dockerd after Release), "forwarded after
+	// delay" (DelayAfterStart), "client gave up" or "proxy closed"
+	// (answered 503).
 	Outcome string
 }
 
@@ -90,6 +98,18 @@ func (h HeldRequest) String() string {
 	}
 	return fmt.Sprintf("%s %s (user agent %q, container %.12s): %s after %s",
 		h.Method, h.Path, h.UserAgent, h.Container, h.Outcome, d)
+}
+
+// slowRule is a DelayAfterStart call.
+type slowRule struct {
+	fragment string
+	delay    time.Duration
+}
+
+// slowContainer is a started container whose inspects are held until until.
+type slowContainer struct {
+	hungContainer
+	until time.Time
 }
 
 type hungContainer struct {
@@ -138,6 +158,8 @@ type Proxy struct {
 	mu       sync.Mutex
 	closed   bool
 	hung     []*hungContainer
+	slowRule []slowRule
+	slow     []*slowContainer
 	held     int
 	history  []*HeldRequest
 	handlers sync.WaitGroup
@@ -247,28 +269,9 @@ func (p *Proxy) dialUpstream(ctx context.Context) (net.Conn, error) {
 // through the upstream dockerd, and fails if dockerd does not know it.
 // Hanging an already hung container only adds idOrName as an alias.
 func (p *Proxy) Hang(idOrName string) error {
-	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
-	defer cancel()
-	u := "http://docker/containers/" + url.PathEscape(strings.TrimPrefix(idOrName, "/")) + "/json"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	info, err := p.resolve(p.ctx, idOrName)
 	if err != nil {
 		return err
-	}
-	resp, err := p.transport.RoundTrip(req)
-	if err != nil {
-		return fmt.Errorf("dockerproxy: inspecting %q: %w", idOrName, err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("dockerproxy: inspecting %q: %s: %s", idOrName, resp.Status, strings.TrimSpace(string(body)))
-	}
-	var info struct {
-		ID   string `json:"Id"`
-		Name string `json:"Name"`
-	}
-	if err := json.Unmarshal(body, &info); err != nil || info.ID == "" {
-		return fmt.Errorf("dockerproxy: inspecting %q: unexpected answer %.200q", idOrName, body)
 	}
 
 	p.mu.Lock()
@@ -290,6 +293,120 @@ func (p *Proxy) Hang(idOrName string) error {
 	p.hung = append(p.hung, h)
 	p.logf("hanging inspects of container %s (name %q)", info.ID, info.Name)
 	return nil
+}
+
+type containerInfo struct {
+	ID   string `json:"Id"`
+	Name string `json:"Name"`
+}
+
+// resolve inspects idOrName through the upstream dockerd.
+func (p *Proxy) resolve(ctx context.Context, idOrName string) (containerInfo, error) {
+	var info containerInfo
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	u := "http://docker/containers/" + url.PathEscape(strings.TrimPrefix(idOrName, "/")) + "/json"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return info, err
+	}
+	resp, err := p.transport.RoundTrip(req)
+	if err != nil {
+		return info, fmt.Errorf("dockerproxy: inspecting %q: %w", idOrName, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if resp.StatusCode != http.StatusOK {
+		return info, fmt.Errorf("dockerproxy: inspecting %q: %s: %s", idOrName, resp.Status, strings.TrimSpace(string(body)))
+	}
+	if err := json.Unmarshal(body, &info); err != nil || info.ID == "" {
+		return info, fmt.Errorf("dockerproxy: inspecting %q: unexpected answer %.200q", idOrName, body)
+	}
+	return info, nil
+}
+
+// DelayAfterStart makes every later start of a container whose name
+// contains fragment slow to complete, as far as inspects tell: the inspects
+// of that container arriving within delay of its start are held until delay
+// has passed since the start, then forwarded to dockerd (or dropped, if the
+// client gives up first). The start itself is forwarded at once. Held
+// inspects show in HeldRequests with the outcome "forwarded after delay".
+func (p *Proxy) DelayAfterStart(fragment string, delay time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.slowRule = append(p.slowRule, slowRule{fragment: fragment, delay: delay})
+	p.logf("delaying inspects for %v after the start of containers named *%s*", delay, fragment)
+}
+
+// noteStart is called with the container reference of a start request,
+// before it is forwarded: a container matching a DelayAfterStart rule is
+// marked slow from now on.
+func (p *Proxy) noteStart(ctx context.Context, ref string) {
+	p.mu.Lock()
+	rules := append([]slowRule(nil), p.slowRule...)
+	p.mu.Unlock()
+	if len(rules) == 0 {
+		return
+	}
+	info, err := p.resolve(ctx, ref)
+	if err != nil {
+		p.logf("start of %s: %v", ref, err)
+		return
+	}
+	name := strings.TrimPrefix(info.Name, "/")
+	for _, r := range rules {
+		if !strings.Contains(name, r.fragment) {
+			continue
+		}
+		s := &slowContainer{hungContainer: hungContainer{id: info.ID, names: []string{name}, aliases: []string{ref}}, until: time.Now().Add(r.delay)}
+		p.mu.Lock()
+		p.slow = append(p.slow, s)
+		p.mu.Unlock()
+		p.logf("container %s (%s) started: its inspects are held until %s", info.ID, name, s.until.Format("15:04:05.000"))
+		return
+	}
+}
+
+func (p *Proxy) lookupSlow(ref string) *slowContainer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for _, s := range p.slow {
+		if now.Before(s.until) && s.matches(ref) {
+			return s
+		}
+	}
+	return nil
+}
+
+// delay holds an inspect of a slow container until its time. It returns
+// true if the request should be forwarded (the client did not give up).
+func (p *Proxy) delay(r *http.Request, s *slowContainer) bool {
+	rec := &HeldRequest{Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(), Container: s.id, Start: time.Now(), Outcome: "held"}
+	p.mu.Lock()
+	p.held++
+	p.history = append(p.history, rec)
+	p.mu.Unlock()
+	p.logf("delaying %s %s from %q until %s", rec.Method, rec.Path, rec.UserAgent, s.until.Format("15:04:05.000"))
+	t := time.NewTimer(time.Until(s.until))
+	defer t.Stop()
+	forward, outcome := false, ""
+	select {
+	case <-t.C:
+		forward, outcome = true, "forwarded after delay"
+	case <-r.Context().Done():
+		outcome = "client gave up"
+		if p.ctx.Err() != nil {
+			outcome = "proxy closed"
+		}
+	}
+	p.mu.Lock()
+	p.held--
+	rec.End, rec.Outcome = time.Now(), outcome
+	line := rec.String()
+	p.mu.Unlock()
+	p.logf("%s", line)
+	return forward
 }
 
 // Release stops hanging the container idOrName (matched like a request,
@@ -382,6 +499,18 @@ func inspectRef(r *http.Request, segs []string) (string, bool) {
 	return ref, true
 }
 
+// startRef returns the container reference of a container start request.
+func startRef(r *http.Request, segs []string) (string, bool) {
+	if r.Method != http.MethodPost || len(segs) != 3 || segs[0] != "containers" || segs[2] != "start" {
+		return "", false
+	}
+	ref, err := url.PathUnescape(segs[1])
+	if err != nil || ref == "" {
+		return "", false
+	}
+	return ref, true
+}
+
 func isHijack(r *http.Request, segs []string) bool {
 	if r.Method != http.MethodPost {
 		return false
@@ -436,6 +565,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h := p.lookup(ref); h != nil && !p.hold(w, r, h) {
 			return
 		}
+		if s := p.lookupSlow(ref); s != nil && !p.delay(r, s) {
+			if p.ctx.Err() != nil {
+				http.Error(w, "dockerproxy closed", http.StatusServiceUnavailable)
+			}
+			return
+		}
+	}
+	if ref, ok := startRef(r, segs); ok {
+		p.noteStart(r.Context(), ref)
 	}
 	if isHijack(r, segs) {
 		p.serveHijack(w, r)

@@ -57,6 +57,12 @@ func fakeDocker(t *testing.T, sock string) {
 			}
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(map[string]string{"Id": id, "Name": containers[id]})
+		case r.Method == "POST" && len(segs) == 3 && segs[0] == "containers" && segs[2] == "start":
+			if resolve(segs[1]) == "" {
+				http.Error(w, `{"message":"No such container"}`, http.StatusNotFound)
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
 		case path == "/events":
 			rc := http.NewResponseController(w)
 			for i := 0; ; i++ {
@@ -258,6 +264,59 @@ func TestHangAndRelease(t *testing.T) {
 	if n := len(p.HeldRequests()); n != len(paths) {
 		t.Errorf("requests held after Release: %d", n-len(paths))
 	}
+}
+
+func TestDelayAfterStart(t *testing.T) {
+	p, c := setup(t)
+	const delay = 400 * time.Millisecond
+	mustGet(t, c, "/containers/ok/json", okID) // not started yet: not delayed
+	p.DelayAfterStart("o", delay)              // matches "ok", not "hung"
+
+	// The delay runs from when the proxy sees the start, before dockerd
+	// answers it: measured from before the request.
+	started := time.Now()
+	req, _ := http.NewRequest("POST", "http://docker/v1.31/containers/"+okID[:12]+"/start", nil)
+	resp, err := c.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("start: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	at := time.Now()
+	mustGet(t, c, "/containers/"+hungID+"/json", hungID) // another container: at once
+	if took := time.Since(at); took > delay/2 {
+		t.Errorf("inspect of a container that was not started took %v", took)
+	}
+	mustGet(t, c, "/v1.31/containers/ok/json", okID) // by name: held until the delay is over
+	if took := time.Since(started); took < delay {
+		t.Errorf("inspect after the start answered after %v, want >= %v", took, delay)
+	}
+	at = time.Now()
+	mustGet(t, c, "/containers/"+okID+"/json", okID) // the delay is over: at once
+	if took := time.Since(at); took > delay/2 {
+		t.Errorf("inspect after the delay took %v", took)
+	}
+	held := p.HeldRequests()
+	if len(held) != 1 || held[0].Outcome != "forwarded after delay" || held[0].Container != okID {
+		t.Fatalf("held requests: %v; want one inspect of ok forwarded after delay", held)
+	}
+
+	// A client that gives up is not forwarded.
+	req, _ = http.NewRequest("POST", "http://docker/containers/ok/start", nil)
+	resp, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), delay/4)
+	defer cancel()
+	if _, _, err := get(ctx, c, "/containers/ok/json"); err == nil {
+		t.Fatalf("inspect with a short client deadline answered during the delay")
+	}
+	waitFor(t, "the abandoned inspect to be recorded", func() bool {
+		h := p.HeldRequests()
+		return len(h) == 2 && h[1].Outcome == "client gave up"
+	})
 }
 
 func TestReleaseForwardsPending(t *testing.T) {

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -173,4 +174,85 @@ var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), S
 			expectHungContainerKept(ctx, node, hungID, events)
 		}, SpecTimeout(framework.ShortSpec))
 	}
+})
+
+// slowStart is how long the proxy holds the inspects of a container after
+// its start: past the status inspect deadline, well within the 2-minute
+// runtime request timeout that StartContainer keeps.
+const slowStart = inspectDeadline + 5*time.Second
+
+// postStartFile is written into the container by its PostStart hook.
+const postStartFile = "/tmp/poststart"
+
+// postStartVariant is the 1.9.11 build the PostStart spec runs: patched,
+// unless E2E_POSTSTART_VARIANT names another build directory under
+// _output/1.9.11/. The negative control is the pre-change patch (its
+// StartContainer gave the log-symlink inspect the 10 s deadline), not the
+// vanilla tree, which has no short deadline at all: build the pre-change
+// patch's kubelet into _output/1.9.11/<dir>/bin/linux/amd64/kubelet and run
+// with E2E_POSTSTART_VARIANT=<dir>; the spec must then fail.
+func postStartVariant() string {
+	if v := os.Getenv("E2E_POSTSTART_VARIANT"); v != "" {
+		return v
+	}
+	return "patched"
+}
+
+var _ = Describe("A container start whose inspect is slow", Label("inspect-hang"), Serial, func() {
+	It("still runs the PostStart hook under patched 1.9.11", func(ctx SpecContext) {
+		node := newNode(ctx)
+		proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, dockerproxy.WithLogWriter(GinkgoWriter))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(proxy.Close)
+		node.Endpoint = proxy.Socket()
+
+		By(fmt.Sprintf("holding every inspect of poststart/app for %v after its start", slowStart))
+		// dockershim names it k8s_<container>_<pod>_<namespace>_<uid>_<attempt>.
+		proxy.DelayAfterStart("k8s_app_poststart-", slowStart)
+		pod := framework.Pod{Name: "poststart", UID: "e2e-poststart-0001", Containers: []map[string]any{
+			framework.Workload("app", dataFile, map[string]any{"lifecycle": map[string]any{
+				"postStart": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", postStartFile, "ran"}}},
+			}}),
+		}}
+		Expect(node.AddPod(pod)).To(Succeed())
+		variant := postStartVariant()
+		k := startKubelet(ctx, node, "1.9.11", variant)
+
+		var id string
+		Eventually(ctx, func() (string, error) {
+			cs, err := node.Containers(ctx)
+			if err != nil {
+				return "", err
+			}
+			id = cs["poststart/app"].ID
+			if id == "" {
+				return "", fmt.Errorf("no container yet")
+			}
+			return node.Docker.ReadFile(ctx, id, postStartFile)
+		}).WithTimeout(slowStart+framework.PodStartTimeout).WithPolling(framework.Poll).
+			Should(Equal("ran"), func() string { return node.Describe(ctx) })
+
+		var slowed []dockerproxy.HeldRequest
+		for _, h := range proxy.HeldRequests() {
+			if h.Container == id && !h.End.IsZero() && h.End.Sub(h.Start) > inspectDeadline {
+				slowed = append(slowed, h)
+			}
+		}
+		Expect(slowed).NotTo(BeEmpty(), "no inspect of the container was held past the %v deadline: the test did not slow its start\n%v", inspectDeadline, proxy.HeldRequests())
+		for _, h := range slowed {
+			GinkgoWriter.Printf("held past the deadline: %s\n", h)
+		}
+		Expect(k.LogTimes("failed to start container")).To(BeEmpty(), k.LogTail(40))
+		// One container, the one the hook ran in: started once, never replaced.
+		list, err := node.Docker.KubeContainers(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		var apps []string
+		for _, c := range list {
+			if c.Key() == "poststart/app" {
+				apps = append(apps, c.ID)
+			}
+		}
+		Expect(apps).To(Equal([]string{id}), node.Describe(ctx))
+		GinkgoWriter.Printf("%s: PostStart ran %s after kubelet start\n", variant, time.Since(k.Started()).Round(100*time.Millisecond))
+	}, SpecTimeout(framework.ShortSpec))
 })

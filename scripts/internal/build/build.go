@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
@@ -248,21 +247,9 @@ func cleanStale(dir string) {
 }
 
 // lockDir takes an exclusive lock on dir/.lock, waiting for another build
-// of the same release+variant to finish. The kernel drops the lock when
-// the process dies, so a killed build never leaves it held.
+// of the same release+variant to finish.
 func lockDir(dir string, log io.Writer) (func(), error) {
-	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		fmt.Fprintf(log, "waiting for another build in %s\n", dir)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
-	return func() { f.Close() }, nil
+	return fsutil.Lock(filepath.Join(dir, ".lock"), func() { fmt.Fprintf(log, "waiting for another build in %s\n", dir) })
 }
 
 // compile runs go build into a temp file, checksums it, and renames it

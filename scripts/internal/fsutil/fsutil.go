@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // CopyFile copies src to dst with mode 0644 (or 0755 when src is executable).
@@ -123,4 +124,24 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// Lock takes an exclusive flock on path (created if missing), calling
+// waiting first when another process holds it. The kernel drops the lock
+// when the process dies, so a killed run never leaves it held.
+func Lock(path string, waiting func()) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if waiting != nil {
+			waiting()
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+	}
+	return func() { f.Close() }, nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func write(t *testing.T, path, data string) {
@@ -152,5 +153,34 @@ func TestCopyDir(t *testing.T) {
 	}
 	if err := CopyDir(src, dst, true, nil); err == nil {
 		t.Error("copy over existing files succeeded (CopyFile must not overwrite)")
+	}
+}
+
+// A second Lock on the same file waits (and says so) until the first is
+// released.
+func TestLockWaits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := Lock(path, func() { t.Error("the first Lock waited") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	got := make(chan func())
+	go func() {
+		u, err := Lock(path, func() { close(waited) })
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	<-waited
+	select {
+	case <-got:
+		t.Fatal("the second Lock did not wait for the first")
+	case <-time.After(50 * time.Millisecond):
+	}
+	unlock()
+	if u := <-got; u != nil {
+		u()
 	}
 }

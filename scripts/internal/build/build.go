@@ -151,8 +151,28 @@ func stage(o Options, res *Result, name string, fn func() error) error {
 
 // prepare builds a fresh tree for o: fetch, restore, patch.
 func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp string, res *Result) error {
+	return prepareTree(o, p, fp, res, append(sourceStages(ctx, o), patchStage(ctx, o, series)))
+}
+
+// Pristine fetches the release's source into tree (which must not exist)
+// and restores its dependencies, without applying any series: the tree
+// every series applies to, which the RPM's Source0 and the Debian orig
+// tarball carry. It runs a build's own fetch and restore stages.
+func Pristine(ctx context.Context, o Options, tree string) error {
+	res := &Result{}
+	for _, st := range sourceStages(ctx, o) {
+		if err := stage(o, res, st.name, func() error { return st.run(tree) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceStages are fetch and restore: the upstream tree with its
+// dependencies, before any series.
+func sourceStages(ctx context.Context, o Options) []prepStage {
 	r := o.Release
-	return prepareTree(o, p, fp, res, []prepStage{
+	return []prepStage{
 		{"fetch", func(tree string) error {
 			zip, err := source.Zip(ctx, r, o.SourceZip)
 			if err != nil {
@@ -179,25 +199,29 @@ func prepare(ctx context.Context, o Options, series []*patch.Series, p Paths, fp
 				}
 			})
 		}},
-		{"patch", func(tree string) error {
-			for _, s := range series {
-				results, err := s.Apply(ctx, tree)
-				for _, pr := range results {
-					fmt.Fprintf(o.Log, "    applied %s/%s\n", s.Name, pr.Patch)
-					for _, off := range pr.Offsets {
-						fmt.Fprintf(o.Log, "      %s\n", off)
-					}
-				}
-				if err != nil {
-					return err
-				}
-				if s.Overlay != "" {
-					fmt.Fprintf(o.Log, "    overlaid overlay/%s\n", s.Name)
+	}
+}
+
+// patchStage applies the series in order.
+func patchStage(ctx context.Context, o Options, series []*patch.Series) prepStage {
+	return prepStage{"patch", func(tree string) error {
+		for _, s := range series {
+			results, err := s.Apply(ctx, tree)
+			for _, pr := range results {
+				fmt.Fprintf(o.Log, "    applied %s/%s\n", s.Name, pr.Patch)
+				for _, off := range pr.Offsets {
+					fmt.Fprintf(o.Log, "      %s\n", off)
 				}
 			}
-			return nil
-		}},
-	})
+			if err != nil {
+				return err
+			}
+			if s.Overlay != "" {
+				fmt.Fprintf(o.Log, "    overlaid overlay/%s\n", s.Name)
+			}
+		}
+		return nil
+	}}
 }
 
 // prepStage is one named step of preparing a tree.

@@ -197,3 +197,24 @@ func TestFailedStageLeavesNoTreeAndNoMarker(t *testing.T) {
 		t.Errorf("left behind: %v", tmps)
 	}
 }
+
+// Pristine runs a build's fetch and restore into the tree it is given and
+// applies no series: the tree the RPM's Source0 and the Debian orig
+// tarball carry.
+func TestPristineIsFetchAndRestoreOnly(t *testing.T) {
+	m, r, zip := fakeRelease(t)
+	o := Options{Matrix: m, Release: r, Variant: matrix.Patched, SourceZip: zip, Log: io.Discard}
+	tree := filepath.Join(t.TempDir(), "kubernetes-1.99.0")
+	if err := Pristine(context.Background(), o, tree); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tree, "cmd", "kubelet", "kubelet.go")); err != nil {
+		t.Errorf("upstream file missing: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tree, "pkg", "fix", "fix.go")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the fixes series was applied: %v", err)
+	}
+	if err := Pristine(context.Background(), o, tree); err == nil {
+		t.Error("Pristine into an existing tree succeeded")
+	}
+}

@@ -139,3 +139,28 @@ func TestAddedFilePatchAppliesWithGit(t *testing.T) {
 		t.Error("binary file accepted")
 	}
 }
+
+func TestSubject(t *testing.T) {
+	p := Patch{Data: []byte("From 0000 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nDate: x\nSubject: [PATCH] cadvisor: put a deadline on docker inspect so one hung\n container cannot stall start-up\n\nWhat: Subject: not this\n")}
+	if got, want := p.Subject(), "cadvisor: put a deadline on docker inspect so one hung container cannot stall start-up"; got != want {
+		t.Errorf("Subject = %q, want %q", got, want)
+	}
+	added, err := AddedFilePatch("cmd/x/y.go", []byte("package y\n"), "A <a@b>", "date", "podhash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (Patch{Data: added}).Subject(); got != "podhash: add cmd/x/y.go" {
+		t.Errorf("added-file Subject = %q", got)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	added, err := AddedFilePatch("cmd/x/y.go", []byte("package y\n"), "A <a@b>", "date", "podhash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Patch{Series: "podhash", Name: "podhash/0003-add-cmd-x-y.go.patch", Data: added}
+	if got := p.Summary(); got != "0003 add cmd/x/y.go" {
+		t.Errorf("Summary = %q", got)
+	}
+}

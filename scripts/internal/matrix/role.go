@@ -1,0 +1,17 @@
+package matrix
+
+// Role says in a few words what the named series of a release is for, as
+// the comments of versions.yaml do (for changelogs).
+func (s Series) Role(name string) string {
+	switch name {
+	case s.Build:
+		return "Go compatibility fixes"
+	case s.Defaults:
+		return "Go's current TLS and X.509 defaults"
+	case s.Tools:
+		return "the toolchain's cmd/podhash helper, not linked into kubelet"
+	case s.Fixes:
+		return "production fixes"
+	}
+	return "series"
+}

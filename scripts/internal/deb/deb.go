@@ -75,7 +75,7 @@ func Build(ctx context.Context, o Options) error {
 		mode os.FileMode
 	}{
 		DefaultPath:                       {data: []byte(defaultFile(r, o.Variant)), mode: 0o644},
-		UnitPath:                          {data: []byte(unitFile(r, o.Variant)), mode: 0o644},
+		UnitPath:                          {data: []byte(UnitFile(r, o.Variant, "/"+DefaultPath)), mode: 0o644},
 		BinPath:                           {src: o.Binary, mode: 0o755},
 		"usr/share/doc/kubelet/copyright": {data: []byte(copyrightFile(r)), mode: 0o644},
 	}
@@ -195,11 +195,6 @@ func versionLess(a, b string) bool {
 }
 
 func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) string {
-	series := r.Series.For(o.Variant)
-	what := "upstream with no patch series"
-	if len(series) > 0 {
-		what = "with the patch series " + strings.Join(series, ", ") + " applied"
-	}
 	fields := [][2]string{
 		{"Package", Package},
 		{"Version", o.Version},
@@ -207,26 +202,30 @@ func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) st
 		{"Maintainer", maintainer},
 		{"Installed-Size", strconv.FormatInt(sizeKiB, 10)},
 		{"Depends", depends},
-		// conntrack/ebtables/ethtool/socat: kube-proxy modes, bridge
-		// filtering, hairpin checks and port-forward use them when there.
-		{"Recommends", "conntrack, ebtables, ethtool, iproute2, socat"},
-		// The dockershim of these releases talks to a Docker Engine.
-		{"Suggests", "docker.io | docker-ce"},
-		// Debian's own kubernetes-node shipped /usr/bin/kubelet too.
-		{"Conflicts", "kubernetes-node"},
-		{"Replaces", "kubernetes-node"},
+	}
+	fields = append(fields, Relations...)
+	fields = append(fields, [][2]string{
 		{"Section", "admin"},
 		{"Priority", "optional"},
-		{"Description", fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion(), o.Variant) + wrap(fmt.Sprintf(
-			"The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (`kubelet --version`: Kubernetes %s).",
-			r.ModuleVersion(), what, r.GitVersion(o.Variant))) + " .\n" + wrap(fmt.Sprintf(
-			"Binary sha256: %s. Configure flags in /etc/default/kubelet; enable with `systemctl enable --now kubelet`.", o.SHA256))},
-	}
+		{"Description", description(r, o.Variant, o.SHA256)},
+	}...)
 	var b strings.Builder
 	for _, f := range fields {
 		fmt.Fprintf(&b, "%s: %s\n", f[0], strings.TrimSuffix(f[1], "\n"))
 	}
 	return b.String()
+}
+
+func description(r *matrix.Release, v matrix.Variant, sha256 string) string {
+	series := r.Series.For(v)
+	what := "upstream with no patch series"
+	if len(series) > 0 {
+		what = "with the patch series " + strings.Join(series, ", ") + " applied"
+	}
+	return fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion(), v) + wrap(fmt.Sprintf(
+		"The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (`kubelet --version`: Kubernetes %s).",
+		r.ModuleVersion(), what, r.GitVersion(v))) + " .\n" + wrap(fmt.Sprintf(
+		"Binary sha256: %s. Configure flags in /etc/default/kubelet; enable with `systemctl enable --now kubelet`.", sha256))
 }
 
 // wrap formats text as extended-description lines: a leading space, at
@@ -249,14 +248,16 @@ func wrap(text string) string {
 	return b.String()
 }
 
-func unitFile(r *matrix.Release, v matrix.Variant) string {
+// UnitFile is kubelet.service, reading KUBELET_ARGS from envFile
+// (/etc/default/kubelet here, /etc/sysconfig/kubelet in the RPM).
+func UnitFile(r *matrix.Release, v matrix.Variant, envFile string) string {
 	return fmt.Sprintf(`[Unit]
 Description=kubelet: the Kubernetes node agent (%s)
 Wants=network-online.target
 After=network-online.target docker.service
 
 [Service]
-EnvironmentFile=-/etc/default/kubelet
+EnvironmentFile=-%s
 ExecStart=/usr/bin/kubelet $KUBELET_ARGS
 Restart=always
 RestartSec=10
@@ -266,7 +267,7 @@ Delegate=yes
 
 [Install]
 WantedBy=multi-user.target
-`, r.GitVersion(v))
+`, r.GitVersion(v), envFile)
 }
 
 func defaultFile(r *matrix.Release, v matrix.Variant) string {

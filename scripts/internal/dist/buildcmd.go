@@ -29,8 +29,11 @@ func BuildCommand(r *matrix.Release, v matrix.Variant) string {
 	var b []string
 	if r.Era == matrix.EraModules {
 		// Module mode builds from the tree; the output goes back to the top.
+		// $OLDPWD (which cd sets), not ../../..: the tree may be a symlink
+		// (the RPM and Debian builds link it into a GOPATH), and the go
+		// command resolves a relative -o from the physical directory.
 		b = append(b, "cd", treeInSource, "&&")
-		out = strings.Repeat("../", strings.Count(treeInSource, "/")+1) + "kubelet"
+		out = `"$OLDPWD/kubelet"`
 	}
 	b = append(b, "env")
 	for _, e := range env {

@@ -22,7 +22,7 @@ func TestBuildCommand(t *testing.T) {
 	}
 	r.Era, r.CGO = matrix.EraModules, false
 	got = BuildCommand(r, matrix.Vanilla)
-	for _, want := range []string{"cd src/k8s.io/kubernetes && env ", "GOFLAGS=-mod=vendor", "-o ../../../kubelet ./cmd/kubelet", "CGO_ENABLED=0"} {
+	for _, want := range []string{"cd src/k8s.io/kubernetes && env ", "GOFLAGS=-mod=vendor", `-o "$OLDPWD/kubelet" ./cmd/kubelet`, "CGO_ENABLED=0"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("modules command lacks %q:\n%s", want, got)
 		}

@@ -1,0 +1,168 @@
+package rpm_test
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/dist"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/rpm"
+)
+
+// A stand-in tree: a GOPATH-era k8s.io/kubernetes whose cmd/kubelet prints
+// the stamped version, one patch that changes it and one added file.
+const mainGo = `package main
+
+import (
+	"fmt"
+
+	"k8s.io/kubernetes/pkg/version"
+)
+
+func main() { fmt.Println("Kubernetes " + version.Get()) }
+`
+
+const versionGo = `package version
+
+var gitVersion = "v0.0.0"
+
+func Get() string { return gitVersion }
+`
+
+const changeGo = `diff --git a/cmd/kubelet/main.go b/cmd/kubelet/main.go
+--- a/cmd/kubelet/main.go
++++ b/cmd/kubelet/main.go
+@@ -6,4 +6,4 @@ import (
+ 	"k8s.io/kubernetes/pkg/version"
+ )
+ 
+-func main() { fmt.Println("Kubernetes " + version.Get()) }
++func main() { fmt.Println("Kubernetes " + version.Get() + extra) }
+`
+
+// Builds a SRPM and an RPM from the stand-in with the real rpmbuild, then
+// runs the checks make check-package runs, and one that must fail.
+func TestBuildAndCheck(t *testing.T) {
+	for _, tool := range []string{"rpmbuild", "rpm", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("no %s", tool)
+		}
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := &matrix.Release{Release: "1.9.11", ModuleSum: "h1:x=", GitCommit: strings.Repeat("a", 40),
+		BuildDate: time.Unix(1538170522, 0).UTC(), Era: matrix.EraGodeps, Go: runtime.Version(),
+		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+	v := matrix.Patched
+	version := r.PackageVersion(v)
+
+	tree := filepath.Join(dir, "tree")
+	for name, data := range map[string]string{"cmd/kubelet/main.go": mainGo, "pkg/version/version.go": versionGo, "LICENSE": "Apache-2.0\n"} {
+		p := filepath.Join(tree, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb := dist.NewTarball()
+	if err := tb.AddTree("kubernetes-1.9.11", tree, nil); err != nil {
+		t.Fatal(err)
+	}
+	orig := filepath.Join(dir, "orig.tar.gz")
+	if err := tb.Write(orig, r.BuildDate); err != nil {
+		t.Fatal(err)
+	}
+	added, err := quilt.AddedFilePatch("cmd/kubelet/extra.go", []byte("package main\n\nconst extra = \" (patched)\"\n"), "A <a@b>", "date", "k19-fixes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches := []quilt.Patch{
+		{Series: "k19-build", Name: "k19-build/0001-change.patch", Data: []byte("From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] change main\n\n---\n" + changeGo)},
+		{Series: "k19-fixes", Name: "k19-fixes/0001-add-cmd-kubelet-extra.go.patch", Data: added},
+	}
+
+	// The released binary: the same line, run on the tree patched by hand.
+	gopath := filepath.Join(dir, "gopath")
+	kube := filepath.Join(gopath, "src", "k8s.io", "kubernetes")
+	os.MkdirAll(filepath.Dir(kube), 0o755)
+	if err := exec.Command("cp", "-a", tree, kube).Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range patches {
+		cmd := exec.Command("patch", "-p1", "-s")
+		cmd.Dir, cmd.Stdin = kube, strings.NewReader(string(p.Data))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", p.Name, err, out)
+		}
+	}
+	line := dist.BuildCommand(r, v)
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir = gopath
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	sum, err := checksums.SHA256(filepath.Join(gopath, "kubelet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(out, 0o755)
+	o := rpm.Options{
+		Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum, Source0: "kubernetes-1.9.11-restored.tar.gz",
+			TopDir: "kubernetes-1.9.11", Patches: patches, BuildCommand: line},
+		Source0Path: orig, Unit: []byte("[Unit]\n"), Sysconfig: []byte("KUBELET_ARGS=\n"),
+		SpecOut: filepath.Join(out, rpm.SpecFileName(version)), SRPM: filepath.Join(out, rpm.SRPMFileName(version)), RPM: filepath.Join(out, rpm.RPMFileName(version)),
+		TmpParent: dir, Log: io.Discard,
+	}
+	if err := rpm.Build(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	first := map[string]string{}
+	for _, f := range []string{o.SpecOut, o.SRPM, o.RPM} {
+		first[f], _ = checksums.SHA256(f)
+	}
+	if err := rpm.Build(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range first {
+		if got, _ := checksums.SHA256(f); got != want {
+			t.Errorf("%s differs between two builds", filepath.Base(f))
+		}
+	}
+	in := rpm.CheckInput{Release: r, Variant: v, Version: version, Spec: o.SpecOut, SRPM: o.SRPM, RPM: o.RPM, Patches: patches,
+		Source0: o.Spec.Source0, Orig: orig, SHA256: sum, Kubelet: "Kubernetes " + r.GitVersion(v) + " (patched)", TmpParent: dir, Log: io.Discard}
+	res, err := rpm.Check(ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rebuilt != sum || !res.SameRPM || res.NEVRA != "kubelet-1.9.11-1.k19_fixes.x86_64" {
+		t.Errorf("Check = %+v", res)
+	}
+
+	// The spec in the dist dir without its last PatchN: the series and
+	// the spec disagree.
+	spec, _ := os.ReadFile(o.SpecOut)
+	broken := strings.Replace(string(spec), "Patch2:         k19-fixes-0001-add-cmd-kubelet-extra.go.patch\n", "", 1)
+	if broken == string(spec) {
+		t.Fatal("no Patch2 line to drop")
+	}
+	os.WriteFile(o.SpecOut, []byte(broken), 0o644)
+	if _, err := rpm.Check(ctx, in); err == nil || !strings.Contains(err.Error(), "the PatchN lines are not the series: missing k19-fixes-0001-add-cmd-kubelet-extra.go.patch") {
+		t.Errorf("a spec without Patch2 passed the check: %v", err)
+	}
+	os.WriteFile(o.SpecOut, spec, 0o644)
+	in.SHA256 = strings.Repeat("0", 64)
+	if _, err := rpm.Check(ctx, in); err == nil || !strings.Contains(err.Error(), "built a kubelet with sha256 "+sum) {
+		t.Errorf("a rebuild with another sha256 passed the check: %v", err)
+	}
+}

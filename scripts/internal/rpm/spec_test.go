@@ -1,0 +1,160 @@
+package rpm
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/quilt"
+)
+
+func release() *matrix.Release {
+	return &matrix.Release{Release: "1.9.11", ModuleSum: "h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=",
+		BuildDate: time.Unix(1538170522, 0).UTC(), Era: matrix.EraGodeps, CGO: true, Go: "go1.26.8",
+		Series: matrix.Series{Build: "k19-build", Defaults: "secure-defaults", Fixes: "k19-fixes"}}
+}
+
+func patch(series, name, subject string) quilt.Patch {
+	return quilt.Patch{Series: series, Name: series + "/" + name, Data: []byte("From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] " + subject + "\n\nbody\n")}
+}
+
+func TestRelease(t *testing.T) {
+	r := release()
+	for version, want := range map[string]string{
+		"1.9.11+k19-fixes": "1.k19_fixes",
+		"1.9.11+k19-build": "1.k19_build",
+		"1.9.11+vanilla":   "1.vanilla",
+	} {
+		if got, err := Release(r, version); err != nil || got != want {
+			t.Errorf("Release(%s) = %q, %v; want %q", version, got, err, want)
+		}
+	}
+	for _, bad := range []string{"1.9.12+k19-fixes", "1.9.11", "1.9.11+", "1.9.11+a b"} {
+		if got, err := Release(r, bad); err == nil {
+			t.Errorf("Release(%s) = %q, want an error", bad, got)
+		}
+	}
+	if nvr, _ := NVR(r, "1.9.11+k19-fixes"); nvr != "kubelet-1.9.11-1.k19_fixes" {
+		t.Errorf("NVR = %s", nvr)
+	}
+}
+
+// The README's claim: ours sorts above upstream's own package of the
+// release (kubelet-1.9.11-0), below the next release's, and patched above
+// vanilla -- as rpm itself compares them.
+func TestReleaseSortsAsREADMESays(t *testing.T) {
+	if _, err := exec.LookPath("rpm"); err != nil {
+		t.Skip("no rpm")
+	}
+	r := release()
+	patched, _ := Release(r, "1.9.11+k19-fixes")
+	vanilla, _ := Release(r, "1.9.11+k19-build")
+	order := []string{"1.9.11-0", "1.9.11-0.1", "1.9.11-" + vanilla, "1.9.11-" + patched, "1.9.11-" + patched + ".el7", "1.9.12-0"}
+	for i := 0; i+1 < len(order); i++ {
+		out, err := exec.Command("rpm", "--eval", `%{lua: print(rpm.vercmp("`+order[i]+`", "`+order[i+1]+`"))}`).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(out)); got != "-1" {
+			t.Errorf("rpm.vercmp(%s, %s) = %s, want -1", order[i], order[i+1], got)
+		}
+	}
+}
+
+func TestSpec(t *testing.T) {
+	r := release()
+	patches := []quilt.Patch{
+		patch("k19-build", "0001-ugorji.patch", "ugorji/go/codec: use a valid base64 alphabet"),
+		patch("k19-build", "0002-add-cmd-podhash-release.go.patch", "k19-build: add cmd/podhash/release.go"),
+		patch("secure-defaults", "0001-add-zz_godebug.go.patch", "secure-defaults: add cmd/kubelet/zz_godebug.go"),
+		patch("k19-fixes", "0001-hash.patch", "kubelet: 100% compatible hashes"),
+	}
+	in := SpecInput{Release: r, Variant: matrix.Patched, Version: "1.9.11+k19-fixes", SHA256: strings.Repeat("ab", 32),
+		Source0: "kubernetes-1.9.11-restored.tar.gz", TopDir: "kubernetes-1.9.11", Patches: patches,
+		BuildCommand: `env GOTOOLCHAIN=go1.26.8 CGO_ENABLED=1 GOPATH="$PWD" go build -ldflags "-X 'a.b=50%'" -o kubelet k8s.io/kubernetes/cmd/kubelet`}
+	data, err := Spec(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(data)
+	names, err := SpecPatches(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"k19-build-0001-ugorji.patch", "k19-build-0002-add-cmd-podhash-release.go.patch", "secure-defaults-0001-add-zz_godebug.go.patch", "k19-fixes-0001-hash.patch"}
+	if !slices.Equal(names, want) {
+		t.Errorf("PatchN in order = %v, want %v", names, want)
+	}
+	for _, line := range []string{
+		"Version:        1.9.11\n",
+		"Release:        1.k19_fixes%{?dist}\n",
+		"Source0:        kubernetes-1.9.11-restored.tar.gz\n",
+		"Patch1:         k19-build-0001-ugorji.patch\n",
+		"Patch4:         k19-fixes-0001-hash.patch\n",
+		"License:        Apache-2.0\n",
+		"URL:            https://github.com/kubernetes/kubernetes\n",
+		"BuildRequires:  glibc-devel\n",
+		"\n%autosetup -p1 -n kubernetes-1.9.11\n",
+		// The build line verbatim but for the pin, which is a macro, and %
+		// escaped for rpm.
+		"\nenv GOTOOLCHAIN=%{gotoolchain} CGO_ENABLED=1 GOPATH=\"$PWD\" go build -ldflags \"-X 'a.b=50%%'\" -o kubelet k8s.io/kubernetes/cmd/kubelet\n",
+		"%{!?gotoolchain:%global gotoolchain go1.26.8}\n",
+		"%global debug_package %{nil}\n",
+		"%global __os_install_post %{nil}\n",
+		"%global _build_id_links none\n",
+		"%config(noreplace) %{_sysconfdir}/sysconfig/kubelet\n",
+		"install -D -p -m 0644 %{SOURCE1} %{buildroot}%{_unitdir}/kubelet.service\n",
+		"\n* Fri Sep 28 2018 Kubelet Toolchain <toolchain@kubelet-toolchain.invalid> - 1.9.11-1.k19_fixes\n",
+		"\n- k19-build (Go compatibility fixes):\n  0001 ugorji/go/codec: use a valid base64 alphabet\n  0002 add cmd/podhash/release.go\n",
+		"\n- secure-defaults (Go's current TLS and X.509 defaults):\n  0001 add cmd/kubelet/zz_godebug.go\n",
+		"\n- k19-fixes (production fixes):\n  0001 kubelet: 100%% compatible hashes\n",
+		"#   " + strings.Repeat("ab", 32) + "\n",
+	} {
+		if !strings.Contains(spec, line) {
+			t.Errorf("spec lacks %q:\n%s", line, spec)
+		}
+	}
+	// Every % is a macro, an escaped %%, or a spec directive.
+	for _, l := range strings.Split(spec, "\n") {
+		if strings.HasPrefix(l, "#") && strings.Contains(l, "%") {
+			t.Errorf("a comment with %% (rpm warns, and expands it): %q", l)
+		}
+	}
+	r.CGO = false
+	data, _ = Spec(in)
+	if strings.Contains(string(data), "glibc-devel") {
+		t.Error("a cgo-off release BuildRequires glibc-devel")
+	}
+	in.BuildCommand = "env GOTOOLCHAIN=go1.25.0 go build"
+	if _, err := Spec(in); err == nil {
+		t.Error("a build line with another toolchain accepted")
+	}
+}
+
+func TestSpecPatchesRefusesGaps(t *testing.T) {
+	if _, err := SpecPatches([]byte("Patch1: a.patch\nPatch3: c.patch\n")); err == nil {
+		t.Error("Patch1, Patch3 accepted")
+	}
+	got, err := SpecPatches([]byte("Source0: x\nPatch1:  a.patch\n# c\nPatch2:\tb.patch\n"))
+	if err != nil || !slices.Equal(got, []string{"a.patch", "b.patch"}) {
+		t.Errorf("SpecPatches = %v, %v", got, err)
+	}
+}
+
+func TestListDiff(t *testing.T) {
+	for _, c := range []struct {
+		got, want []string
+		says      string
+	}{
+		{[]string{"a", "c"}, []string{"a", "b", "c"}, "missing b"},
+		{[]string{"a", "x", "b"}, []string{"a", "b"}, "not in the series x"},
+		{[]string{"b", "a"}, []string{"a", "b"}, "the same patches in another order; the series apply a, b"},
+	} {
+		if got := listDiff(c.got, c.want); got != c.says {
+			t.Errorf("listDiff(%v, %v) = %q, want %q", c.got, c.want, got, c.says)
+		}
+	}
+}

@@ -116,11 +116,13 @@ bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, r
 ##@ Packaging
 
 .PHONY: package
-package: $(TOOLCHAIN) ## Release artifacts (tarballs, SBOM, .deb, SHA256SUMS) in _output/<release>/dist/: make package VERSION=1.9.11 [VARIANT=...]
+package: $(TOOLCHAIN) ## Release artifacts (tarballs, SBOM, .deb, spec, SRPM, RPM, Debian source, SHA256SUMS) in _output/<release>/dist/: make package VERSION=1.9.11 [VARIANT=...]
+	@scripts/prereqs.sh
 	@$(CLI) package --release "$(VERSION)" --variant "$(VARIANT)"
 
 .PHONY: check-package
-check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuild from the source tarball (same sha256), SBOM, .deb installed in a scratch root
+check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuilds from the source tarball and the SRPM (same sha256), SBOM, .deb and RPM installed in scratch roots, Debian source = built tree
+	@scripts/prereqs.sh
 	@$(CLI) check-package --release "$(VERSION)" --variant "$(VARIANT)"
 
 .PHONY: export-patches

@@ -52,7 +52,7 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 	f := &checkPackageFlags{}
 	cmd := &cobra.Command{
 		Use:   "check-package",
-		Short: "Check a release's artifacts: sums, a rebuild from the source tarball with the same sha256, the SBOM, the .deb installed into a throwaway root",
+		Short: "Check a release's artifacts: sums, a rebuild from the source tarball with the same sha256, the SBOM, the .deb installed into a throwaway root, the SRPM rebuilt and its RPM installed, the Debian source unpacked to the built tree",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, r, v, err := f.resolve(g)
 			if err != nil {
@@ -63,12 +63,13 @@ func newCheckPackageCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "package %s of %s %s checked in %s (rebuild %s)\n", r.PackageVersion(v), r.Release, v, time.Since(start).Round(100*time.Millisecond), res.RebuildTook.Round(100*time.Millisecond))
+			fmt.Fprintf(s.Out, "package %s of %s %s checked in %s (rebuild %s, SRPM rebuild %s)\n", r.PackageVersion(v), r.Release, v, time.Since(start).Round(100*time.Millisecond),
+				res.RebuildTook.Round(100*time.Millisecond), res.Distro.RPM.RebuildTook.Round(100*time.Millisecond))
 			return nil
 		},
 	}
 	f.register(cmd.Flags(), "release whose artifacts to check")
-	cmd.Flags().BoolVar(&f.cold, "cold-cache", false, "rebuild with an empty GOCACHE, as a packager's first build (slower)")
+	cmd.Flags().BoolVar(&f.cold, "cold-cache", false, "rebuild (from the source tarball and the SRPM) with an empty GOCACHE, as a packager's first build (slower)")
 	cmd.Flags().BoolVar(&f.keep, "keep", false, "keep the extracted tree the rebuild ran in")
 	return cmd
 }

@@ -38,17 +38,23 @@ type CheckResult struct {
 	// Released is the sha256 of the kubelet in the binary tarball,
 	// Rebuilt the one built from the source tarball.
 	Released, Rebuilt string
-	RebuildTook       time.Duration
-	SBOM              *sbom.Summary
-	KubeletVersion    string
+	// Recorded is CHECKSUMS' sha256 for the release and variant ("" when
+	// it records none).
+	Recorded       string
+	RebuildTook    time.Duration
+	SBOM           *sbom.Summary
+	KubeletVersion string
+	// Distro is what the RPM and Debian source checks measured.
+	Distro *DistroCheck
 }
 
 // Check verifies the artifacts of a packaged release+variant: SHA256SUMS,
 // the source tarball rebuilt with its documented command (./build.sh, the
 // line BUILD.md shows) reproducing the released binary's sha256, the SBOM
 // parsed back and validated (every compiled-in module listed, every patched
-// module patched), and the .deb inspected and installed into a throwaway
-// root whose kubelet --version is the build's.
+// module patched), the .deb inspected and installed into a throwaway root
+// whose kubelet --version is the build's, then the RPMs and the Debian
+// source package (checkDistro).
 func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	dir := Dir(m, r)
@@ -60,7 +66,13 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (run make package VERSION=%s first)", err, r.Release)
 	}
-	for _, n := range []string{names.BinaryTarball, names.SourceTarball, names.SBOM, names.Deb} {
+	dn, err := DistroNamesFor(r, version)
+	if err != nil {
+		return nil, err
+	}
+	// Every artifact's sum first: a changed file fails here in a second,
+	// before the rebuilds.
+	for _, n := range append([]string{names.BinaryTarball, names.SourceTarball, names.SBOM, names.Deb}, dn.Files()...) {
 		want, ok := sums[n]
 		if !ok {
 			return nil, fmt.Errorf("%s lists no %s (run make package VERSION=%s VARIANT=%s)", SumsFile, n, r.Release, v)
@@ -73,7 +85,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 			return nil, fmt.Errorf("%s: sha256 %s, %s says %s", n, got, SumsFile, want)
 		}
 	}
-	fmt.Fprintf(o.Log, "ok   %s matches the artifacts\n", SumsFile)
+	fmt.Fprintf(o.Log, "ok   %s matches the artifacts (%d files)\n", SumsFile, 4+len(dn.Files()))
 
 	res.Released, err = memberSHA256(filepath.Join(dir, names.BinaryTarball), names.BinaryTop+"/kubelet")
 	if err != nil {
@@ -93,6 +105,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 			return nil, fmt.Errorf("the kubelet rebuilt from %s has sha256 %s; CHECKSUMS expects %s", names.SourceTarball, res.Rebuilt, exp)
 		}
 		recorded = " and CHECKSUMS'"
+		res.Recorded = exp
 	}
 	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
 
@@ -126,6 +139,9 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "ok   %s installs into a throwaway root; its kubelet --version: %s\n", names.Deb, res.KubeletVersion)
+	if res.Distro, err = checkDistro(ctx, o, dn, res.Released, res.Recorded); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 

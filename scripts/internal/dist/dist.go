@@ -2,9 +2,11 @@
 // _output/<release>/dist/: the binary tarball (kubelet, LICENSE, the
 // applied patch series in quilt form), the patched source tarball (the
 // tree exactly as built, vendor/ included, with a one-line build command
-// that reproduces the binary), the SPDX SBOM, the .deb, and SHA256SUMS of
-// them all. Tarballs are reproducible: sorted, root-owned, mtimes at the
-// release's build date, gzip without name or time.
+// that reproduces the binary), the SPDX SBOM, the .deb, the packages
+// distributions build from source (RPM spec, SRPM and RPM, Debian source
+// package; distro.go), and SHA256SUMS of them all. Tarballs are
+// reproducible: sorted, root-owned, mtimes at the release's build date,
+// gzip without name or time.
 package dist
 
 import (
@@ -134,11 +136,20 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			return nil
 		}
 	}
-	// Two at a time for two cores, dpkg-deb's single-threaded xz (the
-	// longest step) first; the first failure cancels the rest.
+	// Two at a time for two cores, the longest first: the distributions'
+	// packages (a restored tree of their own, then rpmbuild's go build;
+	// distro.go), then dpkg-deb's single-threaded xz. The first failure
+	// cancels the rest.
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(2)
 	for _, f := range []func() error{
+		func() error {
+			arts, err := distroPackages(ctx, o, dir, version, sum, set)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Artifacts = append(res.Artifacts, arts...)
+			return err
+		},
 		step(names.Deb, func(dst string) error {
 			return deb.Build(ctx, deb.Options{Release: r, Variant: v, Version: version, Binary: p.Binary, SHA256: sum, Out: dst})
 		}),

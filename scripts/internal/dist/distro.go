@@ -1,0 +1,190 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/deb"
+	"kubelet-toolchain/scripts/internal/debsrc"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/rpm"
+)
+
+// DistroNames are the file names of the packages distributions build
+// from source: the RPM spec, SRPM and binary RPM, and the Debian source
+// package. Source0 of the spec and the Debian orig tarball are one file
+// (the restored tree), released as the orig tarball.
+type DistroNames struct {
+	Spec, SRPM, RPM string
+	Debian          debsrc.Names
+	// Source0 is the restored tree's name in the SRPM; Top its top directory.
+	Source0, Top string
+}
+
+// DistroNamesFor returns the names for a release's package version.
+func DistroNamesFor(r *matrix.Release, version string) (DistroNames, error) {
+	d, err := debsrc.NamesFor(version)
+	if err != nil {
+		return DistroNames{}, err
+	}
+	return DistroNames{
+		Spec:    rpm.SpecFileName(version),
+		SRPM:    rpm.SRPMFileName(version),
+		RPM:     rpm.RPMFileName(version),
+		Debian:  d,
+		Source0: "kubernetes-" + r.Release + "-restored.tar.gz",
+		Top:     "kubernetes-" + r.Release,
+	}, nil
+}
+
+// Files lists the artifacts in the dist directory.
+func (n DistroNames) Files() []string {
+	return []string{n.Spec, n.SRPM, n.RPM, n.Debian.DSC, n.Debian.Orig, n.Debian.DebianTar}
+}
+
+// distroScratch starts the scratch directories of the restored tree.
+const distroScratch = ".distro-"
+
+// distroPackages writes the packages distributions build from source, one
+// after the other (dist.go runs them next to the other artifacts): the
+// restored tree (fetch + restore, no series) made in a scratch directory
+// and written as the orig tarball, then the Debian source package and the
+// RPMs built from it. Each file appears only once it is complete.
+func distroPackages(ctx context.Context, o Options, dir, version, sum string, set *quilt.Set) ([]Artifact, error) {
+	m, r, v := o.Matrix, o.Release, o.Variant
+	n, err := DistroNamesFor(r, version)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Join(m.OutputDir(), r.Release)
+	cleanStaleDistro(parent)
+	var arts []Artifact
+	step := func(names []string, fn func() error) error {
+		start := time.Now()
+		if err := fn(); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(names, ", "), err)
+		}
+		for _, name := range names {
+			arts = append(arts, Artifact{Name: name, Path: filepath.Join(dir, name), Took: time.Since(start)})
+		}
+		fmt.Fprintf(o.Log, "    wrote %s (%s)\n", strings.Join(names, ", "), time.Since(start).Round(100*time.Millisecond))
+		return nil
+	}
+	orig := filepath.Join(dir, n.Debian.Orig)
+	cmd := BuildCommand(r, v)
+	err = step([]string{n.Debian.Orig}, func() error {
+		scratch, err := os.MkdirTemp(parent, distroScratch)
+		if err != nil {
+			return err
+		}
+		defer fsutil.RemoveAll(scratch)
+		tree := filepath.Join(scratch, n.Top)
+		if err := build.Pristine(ctx, build.Options{Matrix: m, Release: r, Variant: v, Log: o.Log}, tree); err != nil {
+			return fmt.Errorf("the restored tree: %w", err)
+		}
+		t := NewTarball()
+		if err := t.AddTree(n.Top, tree, nil); err != nil {
+			return err
+		}
+		return t.Write(orig, r.BuildDate)
+	})
+	if err == nil {
+		err = step([]string{n.Debian.DSC, n.Debian.DebianTar}, func() error {
+			return debsrc.Build(ctx, debsrc.Options{Release: r, Variant: v, Version: version, SHA256: sum, Set: set,
+				BuildCommand: cmd, Orig: orig, OutDir: dir, TmpParent: parent, Log: o.Log})
+		})
+	}
+	if err == nil {
+		err = step([]string{n.Spec, n.SRPM, n.RPM}, func() error {
+			return rpm.Build(ctx, rpm.Options{
+				Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum,
+					Source0: n.Source0, TopDir: n.Top, Patches: set.Patches, BuildCommand: cmd},
+				Source0Path: orig,
+				Unit:        []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
+				Sysconfig:   []byte(deb.DefaultFile(r, v)),
+				SpecOut:     filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
+				TmpParent: parent, Log: o.Log,
+			})
+		})
+	}
+	return arts, err
+}
+
+// DistroCheck is what checkDistro measured.
+type DistroCheck struct {
+	RPM    *rpm.CheckResult
+	Debian *debsrc.CheckResult
+}
+
+// checkDistro checks the distribution packages (Check has matched their
+// SHA256SUMS lines): the Debian source unpacked with dpkg-source -x is the
+// built tree; the spec's patches are the series, the SRPM holds them and
+// Source0 (the orig tarball) and rebuilds to the released kubelet (also
+// the sha256 the build recorded and CHECKSUMS'); the RPM installs into a
+// throwaway root and runs.
+func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, recorded string) (*DistroCheck, error) {
+	m, r, v := o.Matrix, o.Release, o.Variant
+	dir := Dir(m, r)
+	version := r.PackageVersion(v)
+	parent := filepath.Join(m.OutputDir(), r.Release)
+	cleanStaleDistro(parent)
+	p := build.PathsFor(m.OutputDir(), r.Release, v)
+	if data, err := os.ReadFile(p.Binary + ".sha256"); err == nil {
+		if f := strings.Fields(string(data)); len(f) > 0 && f[0] != released {
+			return nil, fmt.Errorf("the built kubelet (%s) has sha256 %s, the released one %s: package again", p.Binary, f[0], released)
+		}
+	}
+	set, err := quilt.Export(m.Root, r, v)
+	if err != nil {
+		return nil, err
+	}
+	res := &DistroCheck{}
+	if res.Debian, err = debsrc.Check(ctx, filepath.Join(dir, n.Debian.DSC), p.Tree, set, parent, o.Log); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.Log, "ok   %s unpacks with dpkg-source -x to the built tree (%d files, diff -r empty, debian/patches = the quilt export) in %s\n",
+		n.Debian.DSC, res.Debian.Files, res.Debian.Took.Round(100*time.Millisecond))
+	// The caller has checked the released kubelet against CHECKSUMS; the
+	// comparison stays explicit here, so the RPM's is never weaker.
+	is := "the released binary's"
+	if recorded != "" {
+		if recorded != released {
+			return nil, fmt.Errorf("the released kubelet has sha256 %s, CHECKSUMS records %s for %s %s", released, recorded, r.Release, v)
+		}
+		is += " and CHECKSUMS'"
+	}
+	if res.RPM, err = rpm.Check(ctx, rpm.CheckInput{
+		Release: r, Variant: v, Version: version,
+		Spec: filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
+		Patches: set.Patches, Source0: n.Source0, Orig: filepath.Join(dir, n.Debian.Orig),
+		SHA256: released, SHA256Is: is, Kubelet: "Kubernetes " + r.GitVersion(v), ColdCache: o.ColdCache, TmpParent: parent, Log: o.Log,
+	}); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// cleanStaleDistro removes scratch directories a killed run left behind;
+// one younger than a few hours may belong to a run still going.
+func cleanStaleDistro(parent string) {
+	for _, pat := range []string{distroScratch + "*", rpm.ScratchPrefix + "*", debsrc.ScratchPrefix + "*"} {
+		old, _ := filepath.Glob(filepath.Join(parent, pat))
+		for _, d := range old {
+			// A lock file stays: removing one a run holds would let a
+			// second run take a new one next to it.
+			if strings.HasSuffix(d, ".lock") {
+				continue
+			}
+			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 3*time.Hour {
+				fsutil.RemoveAll(d)
+			}
+		}
+	}
+}

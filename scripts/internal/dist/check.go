@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/build"
@@ -61,7 +62,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	version := r.PackageVersion(v)
 	names := NamesFor(version)
 	res := &CheckResult{}
-	cleanStale(filepath.Join(m.OutputDir(), r.Release))
+	cleanStale(filepath.Join(m.OutputDir(), r.Release), ".rebuild-*", ".deb-root-*")
 	sums, err := ReadSums(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w (run make package VERSION=%s first)", err, r.Release)
@@ -205,15 +206,41 @@ func memberSHA256(tarball, name string) (string, error) {
 	}
 }
 
-// cleanStale removes scratch directories a killed check left behind; one
-// younger than a few hours may belong to a check still running.
-func cleanStale(parent string) {
-	for _, pat := range []string{".rebuild-*", ".deb-root-*"} {
-		old, _ := filepath.Glob(filepath.Join(parent, pat))
+// cleanStale removes what killed runs left in dir under the glob
+// patterns (scratch trees, half-written temporaries) once it is a few
+// hours old: a younger one may belong to a run still going.
+func cleanStale(dir string, patterns ...string) {
+	cleanOlder(dir, time.Now().Add(-3*time.Hour), patterns...)
+}
+
+// cleanOlder removes what matches patterns in dir and has not changed
+// since cutoff. Changed means mtime or ctime: the builds set mtimes to the
+// release's build date, which says nothing about when a run last touched
+// the file, and ctime records that. Lock files stay: removing one a run
+// holds would let a second run lock a new one next to it.
+func cleanOlder(dir string, cutoff time.Time, patterns ...string) {
+	for _, pat := range patterns {
+		old, _ := filepath.Glob(filepath.Join(dir, pat))
 		for _, d := range old {
-			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 3*time.Hour {
-				fsutil.RemoveAll(d)
+			if strings.HasSuffix(d, ".lock") {
+				continue
 			}
+			fi, err := os.Lstat(d)
+			if err != nil || lastChange(fi).After(cutoff) {
+				continue
+			}
+			fsutil.RemoveAll(d)
 		}
 	}
+}
+
+// lastChange is the later of a file's mtime and ctime.
+func lastChange(fi os.FileInfo) time.Time {
+	t := fi.ModTime()
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if c := time.Unix(st.Ctim.Unix()); c.After(t) {
+			t = c
+		}
+	}
+	return t
 }

@@ -108,6 +108,9 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// Half-written artifacts of killed runs (never in SHA256SUMS: their
+	// names start with a dot).
+	cleanStale(dir, ".*.tmp-*", ".deb-stage-*")
 	set, err := quilt.Export(m.Root, r, v)
 	if err != nil {
 		return nil, err

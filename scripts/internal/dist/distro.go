@@ -64,7 +64,7 @@ func distroPackages(ctx context.Context, o Options, dir, version, sum string, se
 		return nil, err
 	}
 	parent := filepath.Join(m.OutputDir(), r.Release)
-	cleanStaleDistro(parent)
+	cleanStale(parent, distroScratch+"*", rpm.CheckScratch+"*", debsrc.ScratchPrefix+"*")
 	var arts []Artifact
 	step := func(names []string, fn func() error) error {
 		start := time.Now()
@@ -134,7 +134,7 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 	dir := Dir(m, r)
 	version := r.PackageVersion(v)
 	parent := filepath.Join(m.OutputDir(), r.Release)
-	cleanStaleDistro(parent)
+	cleanStale(parent, distroScratch+"*", rpm.CheckScratch+"*", debsrc.ScratchPrefix+"*")
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
 	if data, err := os.ReadFile(p.Binary + ".sha256"); err == nil {
 		if f := strings.Fields(string(data)); len(f) > 0 && f[0] != released {
@@ -169,22 +169,4 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 		return nil, err
 	}
 	return res, nil
-}
-
-// cleanStaleDistro removes scratch directories a killed run left behind;
-// one younger than a few hours may belong to a run still going.
-func cleanStaleDistro(parent string) {
-	for _, pat := range []string{distroScratch + "*", rpm.ScratchPrefix + "*", debsrc.ScratchPrefix + "*"} {
-		old, _ := filepath.Glob(filepath.Join(parent, pat))
-		for _, d := range old {
-			// A lock file stays: removing one a run holds would let a
-			// second run take a new one next to it.
-			if strings.HasSuffix(d, ".lock") {
-				continue
-			}
-			if fi, err := os.Stat(d); err == nil && time.Since(fi.ModTime()) > 3*time.Hour {
-				fsutil.RemoveAll(d)
-			}
-		}
-	}
 }

@@ -82,7 +82,7 @@ func Check(ctx context.Context, in CheckInput) (*CheckResult, error) {
 	}
 	fmt.Fprintf(in.Log, "ok   %s: Patch1..Patch%d are the %d patches of %s in application order\n", filepath.Base(in.Spec), len(want), len(want), strings.Join(r.Series.For(in.Variant), ", "))
 
-	top, err := os.MkdirTemp(in.TmpParent, ScratchPrefix+"check-")
+	top, err := os.MkdirTemp(in.TmpParent, CheckScratch)
 	if err != nil {
 		return nil, err
 	}

@@ -31,9 +31,14 @@ type Options struct {
 	Log       io.Writer
 }
 
-// ScratchPrefix starts the names of the scratch directories made under
-// TmpParent (a killed run may leave one behind).
-const ScratchPrefix = ".rpm-"
+// Scratch directories under TmpParent. A killed check may leave a
+// CheckScratch* behind for the caller to clean up; a build's own _topdir
+// (ScratchPrefix + "build-" + version) is reclaimed by the next build of
+// that version, under its lock.
+const (
+	ScratchPrefix = ".rpm-"
+	CheckScratch  = ScratchPrefix + "check-"
+)
 
 // Build writes the spec, builds the SRPM from it with rpmbuild -bs and the
 // binary RPM from that SRPM with rpmbuild --rebuild, and checks that the

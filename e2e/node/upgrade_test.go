@@ -241,6 +241,14 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		By("switching to the patched 1.9.11: 1.7.5's containers are kept")
 		phase("1.9.11", "patched", pods)
 		same(before, observe(ctx, node), "1.7.5 -> patched 1.9.11")
+		// The drift the hash patch accepts, documented in the README: 1.7.5
+		// does not know allowPrivilegeEscalation, so it started
+		// shapes/restricted without no-new-privileges although the spec says
+		// false; patched 1.9.11 keeps that container as it runs.
+		restricted, err := node.Docker.InspectContainer(ctx, before.ids["shapes/restricted"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(restricted.HostConfig.SecurityOpt).NotTo(ContainElement("no-new-privileges"),
+			"1.7.5 now honours allowPrivilegeEscalation: the drift the README describes is gone")
 		first := events.Events()
 		Expect(framework.DestructiveIn(first, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(first))
 		Expect(first).NotTo(ContainElement(HaveField("Action", "create")), framework.Summary(first))

@@ -217,12 +217,20 @@ func (k *Kubelet) Log() string {
 }
 
 // LogTail returns the last n lines of the log, for failure messages.
-func (k *Kubelet) LogTail(n int) string {
-	lines := strings.Split(strings.TrimRight(k.Log(), "\n"), "\n")
+func (k *Kubelet) LogTail(n int) string { return TailFile(k.LogPath, n) }
+
+// TailFile returns the last n lines of a file headed by its path, or why
+// it cannot be read, for failure messages.
+func TailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
-	return fmt.Sprintf("--- last %d lines of %s ---\n%s", len(lines), k.LogPath, strings.Join(lines, "\n"))
+	return fmt.Sprintf("--- last %d lines of %s ---\n%s", len(lines), path, strings.Join(lines, "\n"))
 }
 
 // CountLog counts log lines containing s.

@@ -72,21 +72,8 @@ var _ = AfterEach(func(ctx SpecContext) {
 	if k := current.Kubelet(); k != nil {
 		AddReportEntry("kubelet log", k.LogTail(120))
 	}
-	AddReportEntry("dockerd log", tail(framework.EngineLog(repoRoot), 80))
+	AddReportEntry("dockerd log", framework.TailFile(framework.EngineLog(repoRoot), 80))
 }, NodeTimeout(time.Minute))
-
-// tail returns the last n lines of a file, or why it cannot.
-func tail(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return fmt.Sprintf("--- last %d lines of %s ---\n%s", len(lines), path, strings.Join(lines, "\n"))
-}
 
 // startKubelet starts release+variant on the node and waits for healthz.
 func startKubelet(ctx context.Context, node *framework.Node, release, variant string) *framework.Kubelet {

@@ -6,12 +6,12 @@
 # Nothing outside that is touched: a Docker Engine of the machine's keeps
 # running. Idempotent. Images and containers are kept unless --purge.
 #
-#   scripts/engine-down.sh [--purge]
+#   scripts/engine-down.sh [--purge]     ENGINE_DIR as for engine-up.sh
 set -euo pipefail
 
 start_ts=$(date +%s.%N)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=$ROOT/_output/engine
+OUT=${ENGINE_DIR:-$ROOT/_output/engine}
 CONTAINERD_SOCK=$OUT/containerd/containerd.sock
 
 purge=0

@@ -16,6 +16,8 @@
 # No systemd needed: the daemons run in the background, logs in
 # _output/engine/. scripts/engine-down.sh stops them.
 #
+#   ENGINE_DIR        where the engine keeps everything (default _output/engine;
+#                     the rehearsal runs one of its own under _output/rehearsal/)
 #   E2E_BRIDGE        bridge name (default kubelet-e2e0)
 #   E2E_BRIDGE_CIDR   its address (default 198.18.201.1/24, in the RFC 2544
 #                     benchmarking range: unlikely on a real network)
@@ -23,7 +25,7 @@ set -euo pipefail
 
 start_ts=$(date +%s.%N)
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUT=$ROOT/_output/engine
+OUT=${ENGINE_DIR:-$ROOT/_output/engine}
 DOCKER_SOCK=$OUT/docker.sock
 CONTAINERD_DIR=$OUT/containerd
 CONTAINERD_SOCK=$CONTAINERD_DIR/containerd.sock

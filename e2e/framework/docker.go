@@ -173,6 +173,7 @@ type Inspect struct {
 		// SecurityOpt holds "no-new-privileges" when the kubelet asked
 		// for it (allowPrivilegeEscalation: false).
 		SecurityOpt []string `json:"SecurityOpt"`
+		Privileged  bool     `json:"Privileged"`
 	} `json:"HostConfig"`
 }
 

@@ -35,6 +35,9 @@ type Node struct {
 	Docker *Docker
 	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
 	Endpoint string
+	// AllowPrivileged passes --allow-privileged=true to kubelets that have
+	// the flag (up to 1.14): without it they refuse privileged static pods.
+	AllowPrivileged bool
 	kubelet  *Kubelet
 	podUIDs  map[string]bool // of every pod added, for Cleanup
 }
@@ -89,6 +92,9 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	r, err := LoadRelease(n.Root, release)
 	if err != nil {
 		return nil, err
+	}
+	if n.AllowPrivileged && minor(release) <= 14 {
+		opts.Args = append([]string{"--allow-privileged=true"}, opts.Args...)
 	}
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
 		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,

@@ -39,6 +39,8 @@ func newNode(ctx context.Context) *framework.Node {
 	os.RemoveAll(logDir)
 	node, err := framework.NewNode(ctx, repoRoot, dir, logDir)
 	Expect(err).NotTo(HaveOccurred())
+	// Privileged pods are one of the shapes the suites run.
+	node.AllowPrivileged = true
 	current = node
 	DeferCleanup(func(ctx context.Context) {
 		current = nil

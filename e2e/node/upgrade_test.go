@@ -109,6 +109,17 @@ func upgradePods(hostDir string) []framework.Pod {
 			},
 		},
 		{
+			// A privileged container (kubelets run with
+			// --allow-privileged=true): CNI agents and storage drivers.
+			Name: "privileged", UID: "e2e-upgrade-privileged-0001",
+			Containers: []map[string]any{
+				framework.Workload("agent", dataFile, map[string]any{
+					"env":             []map[string]any{{"name": "PORT", "value": "8091"}},
+					"securityContext": map[string]any{"privileged": true},
+				}),
+			},
+		},
+		{
 			// hostNetwork with a hostPort; the server binds loopback only.
 			Name: "hostnet", UID: "e2e-upgrade-hostnet-0001", HostNetwork: true,
 			Containers: []map[string]any{
@@ -249,6 +260,11 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		Expect(err).NotTo(HaveOccurred())
 		Expect(restricted.HostConfig.SecurityOpt).NotTo(ContainElement("no-new-privileges"),
 			"1.7.5 now honours allowPrivilegeEscalation: the drift the README describes is gone")
+		// The privileged container really is one (the engine's runc wrapper
+		// drops only what the machine's bounding set lacks).
+		privileged, err := node.Docker.InspectContainer(ctx, before.ids["privileged/agent"])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(privileged.HostConfig.Privileged).To(BeTrue(), "privileged/agent runs unprivileged")
 		first := events.Events()
 		Expect(framework.DestructiveIn(first, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(first))
 		Expect(first).NotTo(ContainElement(HaveField("Action", "create")), framework.Summary(first))

@@ -1,10 +1,11 @@
 package rehearsal
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	"kubelet-toolchain/scripts/internal/nodes"
 )
 
 // Outcomes of one pod across a rehearsal, from best to worst.
@@ -34,40 +35,12 @@ func worse(a, b string) string {
 	return a
 }
 
-// EngineEvent is one container event of a node's engine (docker events
-// --format '{{json .}}'), with the labels dockershim puts on containers.
-type EngineEvent struct {
-	Action string `json:"Action"`
-	Actor  struct {
-		ID         string            `json:"ID"`
-		Attributes map[string]string `json:"Attributes"`
-	} `json:"Actor"`
-	TimeNano int64 `json:"timeNano"`
-}
-
 // Labels dockershim sets on every container it creates.
 const (
 	labelPodUID        = "io.kubernetes.pod.uid"
 	labelContainerName = "io.kubernetes.container.name"
 	labelDockerType    = "io.kubernetes.docker.type" // podsandbox or container
 )
-
-// ParseEvents reads docker events JSON lines.
-func ParseEvents(raw []byte) ([]EngineEvent, error) {
-	var evs []EngineEvent
-	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
-		}
-		var e EngineEvent
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			return nil, fmt.Errorf("reading engine event %q: %w", line, err)
-		}
-		evs = append(evs, e)
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].TimeNano < evs[j].TimeNano })
-	return evs, nil
-}
 
 // podChurn is what the engine did to one pod's containers.
 type podChurn struct {
@@ -81,10 +54,10 @@ type podChurn struct {
 }
 
 // churnByPod groups engine events by pod UID.
-func churnByPod(evs []EngineEvent) map[string]*podChurn {
+func churnByPod(evs []nodes.Event) map[string]*podChurn {
 	out := map[string]*podChurn{}
 	for _, e := range evs {
-		a := e.Actor.Attributes
+		a := e.Attributes
 		uid := a[labelPodUID]
 		if uid == "" {
 			continue
@@ -96,10 +69,10 @@ func churnByPod(evs []EngineEvent) map[string]*podChurn {
 		}
 		switch e.Action {
 		case "kill":
-			c.killed[e.Actor.ID] = true
+			c.killed[e.ID] = true
 		case "die":
-			if !c.killed[e.Actor.ID] {
-				c.died[e.Actor.ID] = true
+			if !c.killed[e.ID] {
+				c.died[e.ID] = true
 			}
 		case "create":
 			if a[labelDockerType] == "podsandbox" {

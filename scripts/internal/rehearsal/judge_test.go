@@ -1,13 +1,15 @@
 package rehearsal
 
 import (
-	"fmt"
-	"strings"
 	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/nodes"
 )
 
-func ev(action, id, uid, typ, name string, t int64) string {
-	return fmt.Sprintf(`{"Type":"container","Action":%q,"Actor":{"ID":%q,"Attributes":{"io.kubernetes.pod.uid":%q,"io.kubernetes.docker.type":%q,"io.kubernetes.container.name":%q}},"timeNano":%d}`, action, id, uid, typ, name, t)
+func ev(action, id, uid, typ, name string, t int64) nodes.Event {
+	return nodes.Event{Time: time.Unix(t, 0), Action: action, ID: id, Attributes: map[string]string{
+		"io.kubernetes.pod.uid": uid, "io.kubernetes.docker.type": typ, "io.kubernetes.container.name": name}}
 }
 
 func pod(uid, id string, restarts int) PodState {
@@ -15,41 +17,37 @@ func pod(uid, id string, restarts int) PodState {
 }
 
 func TestJudge(t *testing.T) {
-	killed := strings.Join([]string{
+	killed := []nodes.Event{
 		ev("kill", "old", "u1", "container", "app", 1),
 		ev("die", "old", "u1", "container", "app", 2),
 		ev("create", "new", "u1", "container", "app", 3),
-	}, "\n")
-	crashed := strings.Join([]string{
+	}
+	crashed := []nodes.Event{
 		ev("die", "old", "u1", "container", "app", 2),
 		ev("create", "new", "u1", "container", "app", 3),
-	}, "\n")
-	newSandbox := strings.Join([]string{
+	}
+	newSandbox := []nodes.Event{
 		ev("die", "old", "u1", "container", "app", 2),
 		ev("create", "sb2", "u1", "podsandbox", "POD", 3),
 		ev("create", "new", "u1", "container", "app", 4),
-	}, "\n")
+	}
 	for _, tc := range []struct {
 		name   string
 		now    *PodState
-		events string
+		events []nodes.Event
 		want   string
 		rs     int
 	}{
-		{"same containers", ptr(pod("u1", "old", 0)), "", Kept, 0},
-		{"pod gone", nil, "", Replaced, 0},
-		{"new uid", ptr(pod("u2", "x", 0)), "", Replaced, 0},
+		{"same containers", ptr(pod("u1", "old", 0)), nil, Kept, 0},
+		{"pod gone", nil, nil, Replaced, 0},
+		{"new uid", ptr(pod("u2", "x", 0)), nil, Replaced, 0},
 		{"killed by the kubelet", ptr(pod("u1", "new", 1)), killed, Recreated, 1},
 		{"exited on its own", ptr(pod("u1", "new", 1)), crashed, Restarted, 1},
 		{"new sandbox", ptr(pod("u1", "new", 1)), newSandbox, Recreated, 1},
-		{"new id, no events seen", ptr(pod("u1", "new", 1)), "", Recreated, 1},
+		{"new id, no events seen", ptr(pod("u1", "new", 1)), nil, Recreated, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			evs, err := ParseEvents([]byte(tc.events))
-			if err != nil {
-				t.Fatal(err)
-			}
-			j := Judge(pod("u1", "old", 0), tc.now, churnByPod(evs)["u1"])
+			j := Judge(pod("u1", "old", 0), tc.now, churnByPod(tc.events)["u1"])
 			if j.Outcome != tc.want || j.Restarts != tc.rs {
 				t.Fatalf("Judge = %s, %d restarts (%s); want %s, %d", j.Outcome, j.Restarts, j.Why, tc.want, tc.rs)
 			}

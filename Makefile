@@ -113,6 +113,32 @@ engine-down: ## Stop the Docker Engine the e2e started
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11
 	@$(CLI) bench-build --release "$(VERSION)" --variant "$(VARIANT)"
 
+##@ Rehearsal
+
+# The rehearsal's cluster: FROM's kubelets (vanilla) on NODES kind-style
+# nodes, switched FROM -> TO -> FROM -> TO. Through make any failure is 2;
+# _output/rehearsal/report.json holds the verdict.
+FROM ?=
+TO ?=
+NODES ?= 2
+MANIFESTS ?=
+IMAGES ?=
+
+.PHONY: rehearsal
+rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."]
+	@scripts/prereqs.sh
+	@$(CLI) rehearsal run --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
+	  --manifests "$(MANIFESTS)" --images "$(IMAGES)"
+
+.PHONY: rehearsal-up
+rehearsal-up: $(TOOLCHAIN) ## Leave a rehearsal cluster running: make rehearsal-up FROM=1.7.5 [NODES=2] (prints export KUBECONFIG=...)
+	@scripts/prereqs.sh
+	@$(CLI) rehearsal up --from "$(FROM)" --nodes "$(NODES)"
+
+.PHONY: rehearsal-down
+rehearsal-down: $(TOOLCHAIN) ## Remove everything the rehearsal created (nodes, volumes, control plane, its engine, bridge)
+	@$(CLI) rehearsal down
+
 ##@ Packaging
 
 .PHONY: package

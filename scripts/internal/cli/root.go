@@ -84,6 +84,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newPackageCmd(s, g),
 		newCheckPackageCmd(s, g),
 		newExportPatchesCmd(s, g),
+		newRehearsalCmd(s, g),
 	)
 	return cmd
 }

@@ -60,6 +60,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := c.LoadImages(ctx, o.Images); err != nil {
 		return nil, err
 	}
+	// A reused cluster may have been left on another kubelet: every node
+	// starts the rehearsal on FROM.
+	for _, n := range c.Nodes {
+		if v, err := c.kubeletVersion(ctx, n.Name); err != nil || v != o.From.GitVersion(matrix.Vanilla) {
+			log("node %s runs %q: back to FROM %s first", n.Name, v, o.From.Release)
+			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
+		return nil, err
+	}
 	if err := c.applyWorkloads(ctx, o.Manifests); err != nil {
 		return nil, err
 	}

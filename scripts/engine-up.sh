@@ -92,8 +92,8 @@ needs_clamp() {
 }
 
 build_clamp() {
-	local bin=$OUT/runc-clamp src=$ROOT/e2e/tools/runcclamp/main.go
-	if [[ ! -x $bin || $src -nt $bin ]]; then
+	local bin=$OUT/runc-clamp src=$ROOT/e2e/tools/runcclamp
+	if [[ ! -x $bin || -n $(find "$src" -name '*.go' ! -name '*_test.go' -newer "$bin") ]]; then
 		# Build beside it and rename: runc may be running it right now.
 		go build -o "$bin.new" ./e2e/tools/runcclamp
 		mv -f "$bin.new" "$bin"

@@ -1,11 +1,13 @@
 // Command runcclamp is a runc wrapper for machines without CAP_SYS_RESOURCE.
 //
 // There a negative oom_score_adj (kubelet asks -998 for sandboxes) makes
-// runc init fail with "can't get final child's PID from pipe: EOF". The
-// wrapper raises process.oomScoreAdj to 0 in the OCI bundle's config.json
-// (create/run) or in the process JSON (exec), then execs the real runc with
-// the unchanged argv. engine-up.sh registers it with dockerd only when the
-// machine needs it.
+// runc init fail with "can't get final child's PID from pipe: EOF", and a
+// privileged container (every capability) fails with "unable to apply
+// caps". The wrapper raises process.oomScoreAdj to 0 and intersects every
+// capability set with its own bounding set, in the OCI bundle's
+// config.json (create/run) or in the process JSON (exec), then execs the
+// real runc with the unchanged argv. engine-up.sh registers it with dockerd
+// only when the machine needs it; the rehearsal's nodes run it inside too.
 package main
 
 import (
@@ -114,7 +116,11 @@ func clampFile(path string, inProcess bool) error {
 	if err != nil {
 		return err
 	}
-	out, changed, err := clamp(data, inProcess)
+	bnd, err := boundingSet()
+	if err != nil {
+		return err
+	}
+	out, changed, err := clamp(data, inProcess, bnd)
 	if err != nil || !changed {
 		if err != nil {
 			err = fmt.Errorf("%s: %w", path, err)
@@ -133,12 +139,13 @@ func clampFile(path string, inProcess bool) error {
 	return os.Rename(tmp, path)
 }
 
-// clamp raises a negative oomScoreAdj to 0. With inProcess it looks in the
-// "process" object of an OCI config.json, otherwise at the top level of a
-// process JSON (runc exec --process). Every other field is kept as raw JSON.
-func clamp(data []byte, inProcess bool) ([]byte, bool, error) {
+// clamp raises a negative oomScoreAdj to 0 and drops capabilities outside
+// bnd. With inProcess it looks in the "process" object of an OCI
+// config.json, otherwise at the top level of a process JSON (runc exec
+// --process). Every other field is kept as raw JSON.
+func clamp(data []byte, inProcess bool, bnd uint64) ([]byte, bool, error) {
 	if !inProcess {
-		return clampObject(data)
+		return clampObject(data, bnd)
 	}
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(data, &cfg); err != nil {
@@ -148,7 +155,7 @@ func clamp(data []byte, inProcess bool) ([]byte, bool, error) {
 	if !ok || isNull(proc) {
 		return data, false, nil
 	}
-	newProc, changed, err := clampObject(proc)
+	newProc, changed, err := clampObject(proc, bnd)
 	if err != nil || !changed {
 		return data, false, err
 	}
@@ -157,23 +164,35 @@ func clamp(data []byte, inProcess bool) ([]byte, bool, error) {
 	return out, true, err
 }
 
-func clampObject(data []byte) ([]byte, bool, error) {
+func clampObject(data []byte, bnd uint64) ([]byte, bool, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil {
 		return nil, false, err
 	}
-	raw, ok := obj["oomScoreAdj"]
-	if !ok || isNull(raw) {
+	changed := false
+	if raw, ok := obj["oomScoreAdj"]; ok && !isNull(raw) {
+		var adj int
+		if err := json.Unmarshal(raw, &adj); err != nil {
+			return nil, false, fmt.Errorf("oomScoreAdj: %w", err)
+		}
+		if adj < 0 {
+			obj["oomScoreAdj"] = json.RawMessage("0")
+			changed = true
+		}
+	}
+	if raw, ok := obj["capabilities"]; ok && !isNull(raw) {
+		caps, c, err := clampCaps(raw, bnd)
+		if err != nil {
+			return nil, false, err
+		}
+		if c {
+			obj["capabilities"] = caps
+			changed = true
+		}
+	}
+	if !changed {
 		return data, false, nil
 	}
-	var adj int
-	if err := json.Unmarshal(raw, &adj); err != nil {
-		return nil, false, fmt.Errorf("oomScoreAdj: %w", err)
-	}
-	if adj >= 0 {
-		return data, false, nil
-	}
-	obj["oomScoreAdj"] = json.RawMessage("0")
 	out, err := json.Marshal(obj)
 	return out, true, err
 }

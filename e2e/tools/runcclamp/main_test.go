@@ -19,7 +19,7 @@ func decode(t *testing.T, b []byte) map[string]any {
 
 func TestClampConfig(t *testing.T) {
 	in := []byte(`{"ociVersion":"1.0.2","process":{"args":["/pause"],"oomScoreAdj":-998,"x-unknown":{"a":[1,2]}},"root":{"path":"rootfs"},"annotations":{"k":"v"}}`)
-	out, changed, err := clamp(in, true)
+	out, changed, err := clamp(in, true, allCaps)
 	if err != nil || !changed {
 		t.Fatalf("clamp: changed=%v err=%v", changed, err)
 	}
@@ -43,7 +43,7 @@ func TestClampLeavesOthersAlone(t *testing.T) {
 		{`{"oomScoreAdj":1000}`, false},
 		{`{"args":["sh"]}`, false},
 	} {
-		out, changed, err := clamp([]byte(tc.in), tc.inProcess)
+		out, changed, err := clamp([]byte(tc.in), tc.inProcess, allCaps)
 		if err != nil || changed || string(out) != tc.in {
 			t.Errorf("%s: out=%s changed=%v err=%v", tc.in, out, changed, err)
 		}
@@ -51,7 +51,7 @@ func TestClampLeavesOthersAlone(t *testing.T) {
 }
 
 func TestClampProcessJSON(t *testing.T) {
-	out, changed, err := clamp([]byte(`{"args":["sh"],"oomScoreAdj":-1,"cwd":"/"}`), false)
+	out, changed, err := clamp([]byte(`{"args":["sh"],"oomScoreAdj":-1,"cwd":"/"}`), false, allCaps)
 	if err != nil || !changed {
 		t.Fatalf("changed=%v err=%v", changed, err)
 	}
@@ -63,10 +63,10 @@ func TestClampProcessJSON(t *testing.T) {
 }
 
 func TestClampBadJSON(t *testing.T) {
-	if _, _, err := clamp([]byte(`{`), true); err == nil {
+	if _, _, err := clamp([]byte(`{`), true, allCaps); err == nil {
 		t.Fatal("want error")
 	}
-	if _, _, err := clamp([]byte(`{"process":{"oomScoreAdj":"x"}}`), true); err == nil {
+	if _, _, err := clamp([]byte(`{"process":{"oomScoreAdj":"x"}}`), true, allCaps); err == nil {
 		t.Fatal("want error")
 	}
 }

@@ -81,7 +81,9 @@ setup_iptables() {
 }
 
 start_dockerd() {
-	local args=(--host unix:///var/run/docker.sock --storage-driver=overlay2
+	# The second socket is in a host directory: the host's preflight reads
+	# the containers' hash labels from it (node mode), read-only.
+	local args=(--host unix:///var/run/docker.sock --host unix:///host-run/docker.sock --storage-driver=overlay2
 		--exec-opt native.cgroupdriver=cgroupfs --bip "$DOCKER_BIP"
 		--default-ipc-mode=shareable)
 	# kubelet 1.7 leaves the sandbox IPC mode empty: shareable, as on the host engine.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -145,4 +146,14 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// controlPlaneFor returns the directory of the control plane's binaries.
+// TODO(integration): build them (make control-plane) instead of expecting them.
+func controlPlaneFor(_ context.Context, _ Streams, m *matrix.Matrix) (string, error) {
+	dir := filepath.Join(m.OutputDir(), "1.9.11", "control-plane", "bin")
+	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
+		return "", fmt.Errorf("the control plane is not built: make control-plane VERSION=1.9.11 (%w)", err)
+	}
+	return dir, nil
 }

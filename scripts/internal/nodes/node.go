@@ -91,6 +91,12 @@ func (n *Node) LogDir() string { return filepath.Join(n.cluster.WorkDir, "logs",
 // kubelet's --pod-manifest-path): write static pods here.
 func (n *Node) ManifestDir() string { return filepath.Join(n.nodeDir(), "manifests") }
 
+// DockerSocket is the node's inner engine's socket on the host (for
+// reading, e.g. the preflight's node mode).
+func (n *Node) DockerSocket() string { return filepath.Join(n.runDir(), "docker.sock") }
+
+func (n *Node) runDir() string { return filepath.Join(n.nodeDir(), "run") }
+
 func (n *Node) nodeDir() string { return filepath.Join(n.cluster.WorkDir, "nodes", n.Name) }
 
 func (c *Cluster) stageDir() string { return filepath.Join(c.WorkDir, "stage") }
@@ -109,7 +115,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		return nil, fmt.Errorf("node %s: cluster needs Name, Root, Image, WorkDir and CNIBinDir", s.Name)
 	}
 	n := &Node{Spec: s, cluster: c, Container: c.Name + "-" + s.Name, Volume: c.Name + "-" + s.Name + "-docker"}
-	for _, d := range []string{n.LogDir(), n.ManifestDir(), filepath.Join(n.nodeDir(), "cni"), c.stageDir()} {
+	for _, d := range []string{n.LogDir(), n.ManifestDir(), filepath.Join(n.nodeDir(), "cni"), n.runDir(), c.stageDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("node %s: %w", s.Name, err)
 		}
@@ -145,6 +151,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		"-v", filepath.Join(n.nodeDir(), "cni")+":"+NodeCNIConfDir+":ro",
 		"-v", n.ManifestDir()+":"+NodeManifestDir+":ro",
 		"-v", n.LogDir()+":"+NodeLogDir,
+		"-v", n.runDir()+":/host-run",
 		"-e", "NODE_NAME="+s.Name,
 		"-e", fmt.Sprintf("DOCKER_BIP=172.30.%d.1/24", s.Index),
 		"-e", "CLUSTER_CIDR="+ClusterCIDR,
@@ -296,6 +303,23 @@ func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
 
 func unixNano(t time.Time) string {
 	return strconv.FormatInt(t.Unix(), 10) + "." + fmt.Sprintf("%09d", t.Nanosecond())
+}
+
+// Attach returns the node s of a running cluster (a container of ours,
+// running), so a later command can pick up where rehearsal-up left off.
+func (c *Cluster) Attach(ctx context.Context, s Spec) (*Node, error) {
+	n := &Node{Spec: s, cluster: c, Container: c.Name + "-" + s.Name, Volume: c.Name + "-" + s.Name + "-docker"}
+	out, err := c.Engine.Docker(ctx, "inspect", "-f",
+		`{{.State.Status}} {{index .Config.Labels "`+LabelRehearsal+`"}} {{.NetworkSettings.IPAddress}}`, n.Container)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", s.Name, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 3 || f[0] != "running" || f[1] != c.Root || net.ParseIP(f[2]) == nil {
+		return nil, fmt.Errorf("node %s: container %s is not a running node of ours (%q)", s.Name, n.Container, out)
+	}
+	n.ip = f[2]
+	return n, nil
 }
 
 // Remove removes the node's container and volume. Its processes and

@@ -168,7 +168,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	if err := step("node image", func() (err error) {
-		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, CacheDir: l.Cache(), Log: o.Log})
+		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: filepath.Join(l.Cache(), "node-image")})
 		return err
 	}); err != nil {
 		return nil, err

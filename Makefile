@@ -22,6 +22,14 @@ CLI := $(TOOLCHAIN) --root .
 kubelet: $(TOOLCHAIN) ## Build the kubelet: make kubelet VERSION=1.9.11 [VARIANT=patched|vanilla] [KUBE_SOURCE_ZIP=...]
 	@$(CLI) kubelet --release "$(VERSION)" --variant "$(VARIANT)" --source-zip "$(KUBE_SOURCE_ZIP)"
 
+.PHONY: control-plane
+control-plane: $(TOOLCHAIN) ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kube-proxy: make control-plane VERSION=1.9.11
+	@$(CLI) control-plane --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"
+
+.PHONY: check-control-plane
+check-control-plane: $(TOOLCHAIN) ## Check each built control-plane binary runs and reports the stamped version and official commit
+	@$(CLI) control-plane --check --release "$(VERSION)"
+
 .PHONY: lock
 lock: $(TOOLCHAIN) ## Regenerate and check a release's dependency lock: make lock VERSION=1.9.11 [SEED=pins.json]
 	@$(CLI) lock --release "$(VERSION)" --seed "$(SEED)" --source-zip "$(KUBE_SOURCE_ZIP)"
@@ -31,11 +39,11 @@ verify-locks: $(TOOLCHAIN) ## Check every downloadable release's lock against th
 	@$(CLI) lock --check
 
 .PHONY: verify-checksums
-verify-checksums: $(TOOLCHAIN) ## Compare built kubelets with CHECKSUMS (shows expected and actual)
+verify-checksums: $(TOOLCHAIN) ## Compare built kubelets and control planes with CHECKSUMS (shows expected and actual)
 	@$(CLI) verify-checksums $(if $(VERSION),--release "$(VERSION)")
 
 .PHONY: update-checksums
-update-checksums: $(TOOLCHAIN) ## Record the built kubelets' sha256 in CHECKSUMS
+update-checksums: $(TOOLCHAIN) ## Record the built kubelets' and control planes' sha256 in CHECKSUMS
 	@$(CLI) update-checksums $(if $(VERSION),--release "$(VERSION)")
 
 # How pods reach the kubelet, for hash and preflight: SOURCE=api (default:

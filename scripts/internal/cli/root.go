@@ -67,6 +67,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	cmd.PersistentFlags().AddGoFlag(v)
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
+		newControlPlaneCmd(s, g),
 		newLockCmd(s, g),
 		newChecksumsCmd(s, g, false),
 		newChecksumsCmd(s, g, true),

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 	"kubelet-toolchain/scripts/internal/schemagen"
@@ -40,6 +41,17 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 					default:
 						fmt.Fprintf(s.Out, "ok   %s\n", what)
 					}
+				}
+			}
+			for _, r := range m.Releases {
+				if r.Series.ControlPlane == "" {
+					continue
+				}
+				what := fmt.Sprintf("release %s control plane (series %v)", r.Release, r.Series.ForControlPlane())
+				if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: &r, Log: s.Err}); err != nil {
+					fail(what, err)
+				} else {
+					fmt.Fprintf(s.Out, "ok   %s\n", what)
 				}
 			}
 			for _, name := range m.SeriesNames() {

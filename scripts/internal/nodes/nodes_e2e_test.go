@@ -91,7 +91,8 @@ func podContainers(ctx context.Context, n *Node) (map[string]string, error) {
 	m := map[string]string{}
 	for _, l := range lines(out) {
 		id, key, _ := strings.Cut(l, " ")
-		m[key] = id
+		pod, ctr, _ := strings.Cut(key, "/")
+		m[strings.TrimSuffix(pod, "-"+n.Name)+"/"+ctr] = id
 	}
 	return m, nil
 }

@@ -31,18 +31,21 @@ die() { log "$*"; exit 1; }
 # host's (cpu and cpuacct are separate on these hosts; mounting them
 # together is refused), read from what Docker mounted here.
 setup_cgroups() {
-	local line pre post mp fstype opts name ctl specs=()
+	local line pre post f g name ctl o specs=()
+	# Pure bash: forks are slow on a busy machine, and this runs per line.
 	while read -r line; do
 		pre=${line%% - *} post=${line#* - }
-		mp=$(awk '{print $5}' <<<"$pre")
-		fstype=$(awk '{print $1}' <<<"$post")
-		opts=$(awk '{print $3}' <<<"$post")
-		[[ $fstype == cgroup && $mp == /sys/fs/cgroup/* ]] || continue
-		name=${mp#/sys/fs/cgroup/}
-		ctl=$(tr , '\n' <<<"$opts" | grep -vx -e rw -e ro | paste -sd, -)
+		read -r -a f <<<"$pre"
+		read -r -a g <<<"$post"
+		[[ ${g[0]} == cgroup && ${f[4]} == /sys/fs/cgroup/* ]] || continue
+		name=${f[4]#/sys/fs/cgroup/} ctl=
+		for o in ${g[2]//,/ }; do
+			[[ $o == rw || $o == ro ]] || ctl+=${ctl:+,}$o
+		done
 		specs+=("$name:$ctl")
 	done </proc/self/mountinfo
 	((${#specs[@]})) || die "no cgroup v1 mounts under /sys/fs/cgroup (a cgroup v2 host is not supported)"
+	log "unmounting the read-only cgroup tree"
 	umount -l /sys/fs/cgroup
 	mount -t tmpfs -o mode=755 cgroup /sys/fs/cgroup
 	local s part

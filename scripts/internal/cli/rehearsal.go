@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/rehearsal"
 )
@@ -148,12 +149,19 @@ func envOr(key, def string) string {
 	return def
 }
 
-// controlPlaneFor returns the directory of the control plane's binaries.
-// TODO(integration): build them (make control-plane) instead of expecting them.
-func controlPlaneFor(_ context.Context, _ Streams, m *matrix.Matrix) (string, error) {
-	dir := filepath.Join(m.OutputDir(), "1.9.11", "control-plane", "bin")
-	if _, err := os.Stat(filepath.Join(dir, "kube-apiserver")); err != nil {
-		return "", fmt.Errorf("the control plane is not built: make control-plane VERSION=1.9.11 (%w)", err)
+// controlPlaneRelease is the control plane every rehearsal runs: a 1.9
+// API server takes 1.7 and 1.9 kubelets (within the supported skew).
+const controlPlaneRelease = "1.9.11"
+
+// controlPlaneFor builds (or reuses) the rehearsal's control plane and
+// returns the directory of its binaries.
+func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, error) {
+	r, err := m.Lookup(controlPlaneRelease)
+	if err != nil {
+		return "", err
 	}
-	return dir, nil
+	if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
+		return "", fmt.Errorf("control plane %s: %w", r.Release, err)
+	}
+	return build.ControlPlanePathsFor(m.OutputDir(), r.Release).Bin, nil
 }

@@ -114,7 +114,18 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 	if c.Name == "" || c.Root == "" || c.Image == "" || c.WorkDir == "" || c.CNIBinDir == "" {
 		return nil, fmt.Errorf("node %s: cluster needs Name, Root, Image, WorkDir and CNIBinDir", s.Name)
 	}
-	n := &Node{Spec: s, cluster: c, Container: c.Name + "-" + s.Name, Volume: c.Name + "-" + s.Name + "-docker"}
+	n := c.node(s)
+	// A new node's logs start empty; the previous node of that name's are
+	// kept one generation, as <node>.prev.
+	if _, err := os.Stat(n.LogDir()); err == nil {
+		prev := n.LogDir() + ".prev"
+		if err := os.RemoveAll(prev); err != nil {
+			return nil, fmt.Errorf("node %s: %w", s.Name, err)
+		}
+		if err := os.Rename(n.LogDir(), prev); err != nil {
+			return nil, fmt.Errorf("node %s: %w", s.Name, err)
+		}
+	}
 	for _, d := range []string{n.LogDir(), n.ManifestDir(), filepath.Join(n.nodeDir(), "cni"), n.runDir(), c.stageDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("node %s: %w", s.Name, err)
@@ -176,6 +187,30 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 	}
 	n.ip = ip
 	klog.Infof("node %s (%s) up, dockerd ready in %s", s.Name, ip, time.Since(start).Round(100*time.Millisecond))
+	return n, nil
+}
+
+func (c *Cluster) node(s Spec) *Node {
+	return &Node{Spec: s, cluster: c, Container: c.Name + "-" + s.Name, Volume: c.Name + "-" + s.Name + "-docker"}
+}
+
+// Get returns the running node s of a cluster made earlier (a rehearsal
+// reusing its cluster), or an error if that container is not running.
+func (c *Cluster) Get(ctx context.Context, s Spec) (*Node, error) {
+	n := c.node(s)
+	out, err := c.Engine.Docker(ctx, "inspect", "-f",
+		`{{.State.Status}} {{.NetworkSettings.IPAddress}} {{index .Config.Labels "`+LabelRehearsal+`"}}`, n.Container)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", s.Name, err)
+	}
+	f := strings.Fields(out)
+	if len(f) != 3 || f[0] != "running" || f[2] != c.Root || net.ParseIP(f[1]) == nil {
+		return nil, fmt.Errorf("node %s: container %s is not a running node of ours (%q)", s.Name, n.Container, out)
+	}
+	if err := n.waitReady(ctx, 10*time.Second); err != nil {
+		return nil, err
+	}
+	n.ip = f[1]
 	return n, nil
 }
 
@@ -303,23 +338,6 @@ func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
 
 func unixNano(t time.Time) string {
 	return strconv.FormatInt(t.Unix(), 10) + "." + fmt.Sprintf("%09d", t.Nanosecond())
-}
-
-// Attach returns the node s of a running cluster (a container of ours,
-// running), so a later command can pick up where rehearsal-up left off.
-func (c *Cluster) Attach(ctx context.Context, s Spec) (*Node, error) {
-	n := &Node{Spec: s, cluster: c, Container: c.Name + "-" + s.Name, Volume: c.Name + "-" + s.Name + "-docker"}
-	out, err := c.Engine.Docker(ctx, "inspect", "-f",
-		`{{.State.Status}} {{index .Config.Labels "`+LabelRehearsal+`"}} {{.NetworkSettings.IPAddress}}`, n.Container)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", s.Name, err)
-	}
-	f := strings.Fields(out)
-	if len(f) != 3 || f[0] != "running" || f[1] != c.Root || net.ParseIP(f[2]) == nil {
-		return nil, fmt.Errorf("node %s: container %s is not a running node of ours (%q)", s.Name, n.Container, out)
-	}
-	n.ip = f[2]
-	return n, nil
 }
 
 // Remove removes the node's container and volume. Its processes and

@@ -91,7 +91,8 @@ func podContainers(ctx context.Context, n *Node) (map[string]string, error) {
 	m := map[string]string{}
 	for _, l := range lines(out) {
 		id, key, _ := strings.Cut(l, " ")
-		m[key] = id
+		pod, ctr, _ := strings.Cut(key, "/")
+		m[strings.TrimSuffix(pod, "-"+n.Name)+"/"+ctr] = id
 	}
 	return m, nil
 }
@@ -186,6 +187,9 @@ func TestTwoNodesSwitch(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	a, b := nodes[0], nodes[1]
+	if g, err := c.Get(ctx, Spec{Name: "node-a", Index: 1}); err != nil || g.IP() != a.IP() {
+		t.Fatalf("Get node-a: %v, %v", g, err)
+	}
 	if err := a.AddRoute(ctx, b.PodCIDR(), b.IP()); err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,7 @@ func (c *Cluster) reusable(ctx context.Context, o UpOptions) (state, bool) {
 		return st, false
 	}
 	for _, ns := range st.Nodes {
-		if _, err := c.nodes.Attach(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)}); err != nil {
+		if _, err := c.nodes.Get(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)}); err != nil {
 			return st, false
 		}
 	}
@@ -263,7 +263,7 @@ func (c *Cluster) attach(ctx context.Context, st state) error {
 	c.nodes.Image = st.Image
 	c.Nodes = nil
 	for _, ns := range st.Nodes {
-		n, err := c.nodes.Attach(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)})
+		n, err := c.nodes.Get(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)})
 		if err != nil {
 			return err
 		}

@@ -86,7 +86,9 @@ func logger(w io.Writer) func(string, ...any) {
 	return func(f string, a ...any) { fmt.Fprintf(w, "rehearsal: "+f+"\n", a...) }
 }
 
-func (l Layout) engine() nodes.Engine { return nodes.Engine{Socket: filepath.Join(l.Engine(), "docker.sock")} }
+func (l Layout) engine() nodes.Engine {
+	return nodes.Engine{Socket: filepath.Join(l.Engine(), "docker.sock")}
+}
 
 // engineScript runs scripts/engine-up.sh or engine-down.sh for the
 // rehearsal's own engine.

@@ -188,4 +188,6 @@ func (r *Report) WriteJUnit(path string) error {
 }
 
 // since is seconds since t, rounded to 0.1.
-func since(t time.Time) float64 { return float64(time.Since(t).Round(100*time.Millisecond)) / float64(time.Second) }
+func since(t time.Time) float64 {
+	return float64(time.Since(t).Round(100*time.Millisecond)) / float64(time.Second)
+}

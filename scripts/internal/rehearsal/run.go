@@ -421,4 +421,3 @@ func poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, 
 		}
 	}
 }
-

@@ -40,7 +40,9 @@ func (p *predictor) predict(ctx context.Context, node, endpoint string, podList 
 		return nil, err
 	}
 	out := Prediction{}
-	run := func(pods string, o podhash.Options) error {
+	// suffix turns the preflight's pod names into the API's: a static
+	// pod's mirror is named <manifest name>-<node>.
+	run := func(pods string, o podhash.Options, suffix string) error {
 		r := &podhash.PreflightRun{
 			Matrix: p.Matrix, From: p.From, FromVariant: matrix.Vanilla, To: p.To,
 			Pods: pods, Options: o, Endpoint: endpoint, Log: p.Log,
@@ -58,7 +60,7 @@ func (p *predictor) predict(ctx context.Context, node, endpoint string, podList 
 			if i < 0 {
 				continue
 			}
-			pod := row.Container[:i]
+			pod := row.Container[:i] + suffix
 			if v := podVerdict(verdict); v != "" {
 				out[pod] = worsePrediction(out[pod], v)
 			}
@@ -66,13 +68,13 @@ func (p *predictor) predict(ctx context.Context, node, endpoint string, podList 
 		return nil
 	}
 	if n > 0 {
-		if err := run(apiFile, podhash.Options{Source: podhash.SourceAPI}); err != nil {
+		if err := run(apiFile, podhash.Options{Source: podhash.SourceAPI}, ""); err != nil {
 			return nil, err
 		}
 	}
 	if entries, _ := os.ReadDir(manifests); len(entries) > 0 {
 		allow := true
-		if err := run(manifests, podhash.Options{Source: podhash.SourceStatic, NodeName: node, ManifestPath: manifestPath, AllowPrivileged: &allow}); err != nil {
+		if err := run(manifests, podhash.Options{Source: podhash.SourceStatic, NodeName: node, ManifestPath: manifestPath, AllowPrivileged: &allow}, "-"+node); err != nil {
 			return nil, err
 		}
 	}

@@ -46,7 +46,12 @@ type PodReport struct {
 	// replaced), or "unknown" where it has none.
 	Predicted string `json:"predicted"`
 	Restarts  int    `json:"restarts"`
-	Detail    string `json:"detail,omitempty"`
+	// NotReadySeconds is how long the pod was seen not Ready during the
+	// switches. Every kubelet restart, even to the same release, reports a
+	// pod with a readiness probe not Ready until the probe first passes
+	// again (kubernetes/kubernetes#78733, #100277): this is that window.
+	NotReadySeconds float64 `json:"notReadySeconds"`
+	Detail          string  `json:"detail,omitempty"`
 }
 
 // Summary counts the pods and what the workloads saw during the switches.
@@ -114,13 +119,13 @@ func (r *Report) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  node %s: %v\n", n.Name, n.Kubelets)
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tPOD\tNODE\tOUTCOME\tPREDICTED\tRESTARTS\tDETAIL")
+	fmt.Fprintln(tw, "NAMESPACE\tPOD\tNODE\tOUTCOME\tPREDICTED\tRESTARTS\tNOT READY\tDETAIL")
 	for _, p := range r.Pods {
 		mark := ""
 		if !p.PredictionHeld() {
 			mark = " (MISPREDICTED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%d\t%s\n", p.Namespace, p.Name, p.Node, p.Outcome, p.Predicted, mark, p.Restarts, p.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%d\t%.0fs\t%s\n", p.Namespace, p.Name, p.Node, p.Outcome, p.Predicted, mark, p.Restarts, p.NotReadySeconds, p.Detail)
 	}
 	tw.Flush()
 	s := r.Summary

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -109,10 +111,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// Watch the workloads while the kubelets are switched.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	prober := &Prober{Targets: c.probeTargets(baseline), Interval: 250 * time.Millisecond}
+	prober := &Prober{Targets: c.probeTargets(baseline), Interval: 250 * time.Millisecond, Log: log}
+	modes := prober.modes(ctx)
 	ready := &readiness{kubectl: c.Kubectl, baseline: baseline, interval: 2 * time.Second}
 	done := make(chan struct{}, 2)
-	go func() { prober.Run(watchCtx); done <- struct{}{} }()
+	go func() { prober.Run(watchCtx, modes); done <- struct{}{} }()
 	go func() { ready.run(watchCtx); done <- struct{}{} }()
 
 	kubelets := map[string]string{o.From.Release + "/vanilla": fromKubelet, o.To.Release + "/" + string(o.Variant): toKubelet}
@@ -188,9 +191,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if pr.Predicted = predicted[key]; pr.Predicted == "" {
 			pr.Predicted = "unknown"
 		}
-		if s := notReady[key]; s > 0 {
-			pr.Detail = strings.TrimPrefix(pr.Detail+fmt.Sprintf("; not Ready %.0fs", s), "; ")
-		}
+		pr.NotReadySeconds = notReady[key]
 		rep.Pods = append(rep.Pods, pr)
 	}
 	rep.Summary.NotReadySeconds = notReadySum
@@ -287,14 +288,14 @@ func (c *Cluster) probeTargets(baseline map[string]PodState) []string {
 			}
 			for _, p := range it.Spec.Ports {
 				for _, n := range c.Nodes {
-					targets = append(targets, fmt.Sprintf("http://%s:%d/", n.IP(), p.NodePort))
+					targets = append(targets, net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort)))
 				}
 			}
 		case "Pod":
 			for _, ct := range it.Spec.Containers {
 				for _, p := range ct.Ports {
 					if p.HostPort > 0 && (p.Protocol == "" || p.Protocol == "TCP") && ips[it.Spec.NodeName] != "" {
-						targets = append(targets, fmt.Sprintf("http://%s:%d/", ips[it.Spec.NodeName], p.HostPort))
+						targets = append(targets, net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort)))
 					}
 				}
 			}

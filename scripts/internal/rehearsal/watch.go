@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"sync"
@@ -12,11 +13,14 @@ import (
 
 // Prober sends requests to the workloads' Service and host ports while
 // the kubelets are switched, and counts the ones that fail: a switch that
-// keeps every container still must not drop traffic.
+// keeps every container still must not drop traffic. A target that answers
+// HTTP is probed with GET / (any answer below 500 is the workload serving);
+// one that does not speak HTTP, by opening a TCP connection.
 type Prober struct {
-	// Targets are http URLs (node IP + NodePort or host port).
+	// Targets are host:port (a node IP with a NodePort or a host port).
 	Targets  []string
 	Interval time.Duration
+	Log      func(string, ...any)
 
 	mu       sync.Mutex
 	requests int
@@ -24,14 +28,44 @@ type Prober struct {
 	first    map[string]string // first failure per target
 }
 
-// Run probes until ctx ends.
-func (p *Prober) Run(ctx context.Context) {
-	p.failures, p.first = map[string]int{}, map[string]string{}
+// probeFunc sends one request to a target.
+type probeFunc func(ctx context.Context) error
+
+// modes decides, before the switches, how each target is probed; targets
+// nothing answers on are left out (with a line in the log): their
+// workload was not serving before the switch either.
+func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
 	client := &http.Client{Timeout: 2 * time.Second}
-	var wg sync.WaitGroup
+	out := map[string]probeFunc{}
 	for _, t := range p.Targets {
+		t := t
+		httpProbe := func(ctx context.Context) error { return get(ctx, client, "http://"+t+"/") }
+		tcpProbe := func(ctx context.Context) error {
+			c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", t)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}
+		switch {
+		case httpProbe(ctx) == nil:
+			out[t] = httpProbe
+		case tcpProbe(ctx) == nil:
+			out[t] = tcpProbe
+		default:
+			p.Log("prober: nothing answers on %s before the switches: not probed", t)
+		}
+	}
+	return out
+}
+
+// Run probes until ctx ends.
+func (p *Prober) Run(ctx context.Context, modes map[string]probeFunc) {
+	p.failures, p.first = map[string]int{}, map[string]string{}
+	var wg sync.WaitGroup
+	for t, probe := range modes {
 		wg.Add(1)
-		go func(url string) {
+		go func(t string, probe probeFunc) {
 			defer wg.Done()
 			tick := time.NewTicker(p.Interval)
 			defer tick.Stop()
@@ -41,21 +75,21 @@ func (p *Prober) Run(ctx context.Context) {
 					return
 				case <-tick.C:
 				}
-				err := get(ctx, client, url)
+				err := probe(ctx)
 				if ctx.Err() != nil {
 					return // cut short by the end of probing, not a failure
 				}
 				p.mu.Lock()
 				p.requests++
 				if err != nil {
-					p.failures[url]++
-					if p.first[url] == "" {
-						p.first[url] = fmt.Sprintf("%s: %v", time.Now().Format(time.TimeOnly), err)
+					p.failures[t]++
+					if p.first[t] == "" {
+						p.first[t] = fmt.Sprintf("%s: %v", time.Now().Format(time.TimeOnly), err)
 					}
 				}
 				p.mu.Unlock()
 			}
-		}(t)
+		}(t, probe)
 	}
 	wg.Wait()
 }
@@ -69,9 +103,9 @@ func get(ctx context.Context, c *http.Client, url string) error {
 	if err != nil {
 		return err
 	}
-	io.Copy(io.Discard, resp.Body)
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode >= 500 {
 		return fmt.Errorf("%s", resp.Status)
 	}
 	return nil
@@ -82,9 +116,9 @@ func get(ctx context.Context, c *http.Client, url string) error {
 func (p *Prober) Counts() (requests, failed int, detail []string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for url, n := range p.failures {
+	for t, n := range p.failures {
 		failed += n
-		detail = append(detail, fmt.Sprintf("%s: %d failed, first %s", url, n, p.first[url]))
+		detail = append(detail, fmt.Sprintf("%s: %d failed, first %s", t, n, p.first[t]))
 	}
 	sort.Strings(detail)
 	return p.requests, failed, detail

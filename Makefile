@@ -73,7 +73,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed), in-tree tests of the fixes, TLS handshakes
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane too), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
 	cd scripts && go test ./...
 	$(MAKE) --no-print-directory verify-locks
@@ -84,6 +84,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
+	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
+	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
 	scripts/engine-up.sh
 	scripts/e2e.sh tls
 	$(MAKE) --no-print-directory verify-checksums

@@ -395,3 +395,40 @@ func assertGone(t *testing.T, e Engine, n *Node, id string) {
 		}
 	}
 }
+
+// RemoveAll removes what carries our label with this root, and nothing
+// else: not an unlabelled container or volume, not another checkout's.
+func TestRemoveAllOnlyOurs(t *testing.T) {
+	root, e := e2eEnv(t)
+	ctx := context.Background()
+	mk := func(name string, labels ...string) {
+		t.Helper()
+		var l []string
+		for _, x := range labels {
+			l = append(l, "--label", x)
+		}
+		if _, err := e.Docker(ctx, append(append([]string{"volume", "create"}, l...), name)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Docker(ctx, append(append([]string{"create", "--name", name}, l...), "e2e.local/workload:1")...); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			e.Docker(context.Background(), "rm", "-f", name)
+			e.Docker(context.Background(), "volume", "rm", "-f", name)
+		})
+	}
+	mk("rh-removeall-ours", LabelRehearsal+"="+root)
+	mk("rh-removeall-unlabelled")
+	mk("rh-removeall-other-root", LabelRehearsal+"=/somewhere/else")
+	if err := RemoveAll(ctx, e, root); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"rh-removeall-ours": false, "rh-removeall-unlabelled": true, "rh-removeall-other-root": true} {
+		_, errC := e.Docker(ctx, "inspect", "--type", "container", name)
+		_, errV := e.Docker(ctx, "volume", "inspect", name)
+		if (errC == nil) != want || (errV == nil) != want {
+			t.Errorf("%s: container present %v, volume present %v; want %v", name, errC == nil, errV == nil, want)
+		}
+	}
+}

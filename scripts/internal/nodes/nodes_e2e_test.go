@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelet-toolchain/scripts/internal/execx"
 )
 
 func e2eEnv(t *testing.T) (root string, e Engine) {
@@ -431,4 +433,50 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 			t.Errorf("%s: container present %v, volume present %v; want %v", name, errC == nil, errV == nil, want)
 		}
 	}
+}
+
+// Every flag KubeletArgs emits is one the release's kubelet knows: the
+// flags are parsed in order and --help, last, stops before anything runs;
+// an unknown flag or a bad value is reported first ("unknown flag",
+// "invalid argument"). The exit status says nothing: old pflag exits 2 on
+// --help too.
+func TestKubeletFlagsAccepted(t *testing.T) {
+	root, _ := e2eEnv(t)
+	full := KubeletOptions{NodeName: "n1", NodeIP: "198.18.202.2", Kubeconfig: "/k", ClientCAFile: "/ca",
+		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
+	for _, release := range []string{"1.7.5", "1.9.11"} {
+		bin := filepath.Join(root, "_output", release, "patched", "bin", "linux", "amd64", "kubelet")
+		args, err := KubeletArgs(release, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := execxRun(bin, append(args, "--help")...)
+		if bad := flagError(out); bad != "" {
+			t.Errorf("kubelet %s rejects %v: %s", release, args, bad)
+		}
+	}
+	proxy := filepath.Join(root, "_output", "1.9.11", "control-plane", "bin", "kube-proxy")
+	if _, err := os.Stat(proxy); err != nil {
+		t.Logf("no %s (make control-plane VERSION=1.9.11): kube-proxy flags not checked", proxy)
+		return
+	}
+	out, _ := execxRun(proxy, append(KubeProxyArgs("n1", "/k"), "--help")...)
+	if bad := flagError(out); bad != "" {
+		t.Errorf("kube-proxy rejects %v: %s", KubeProxyArgs("n1", "/k"), bad)
+	}
+}
+
+func execxRun(name string, args ...string) (string, error) {
+	out, err := execx.Run(context.Background(), execx.Cmd{Name: name, Args: args, Timeout: time.Minute})
+	return string(out), err
+}
+
+// flagError is the flag parser's complaint before the usage text, or ""
+// when the usage text comes first.
+func flagError(out string) string {
+	first, _, _ := strings.Cut(out, "\n")
+	if strings.HasPrefix(first, "Usage") {
+		return ""
+	}
+	return first
 }

@@ -319,7 +319,7 @@ func TestTwoNodesSwitch(t *testing.T) {
 
 	// Remove leaves nothing on the host.
 	for _, n := range nodes {
-		id, _ := e.Docker(ctx, "inspect", "-f", "{{.Id}}", n.Container)
+		id := traces(t, e, n)
 		start := time.Now()
 		if err := n.Remove(ctx); err != nil {
 			t.Fatal(err)
@@ -372,8 +372,21 @@ func httpGet(url string) error {
 	return nil
 }
 
+// traces are what identifies a node on the host: its container id and its
+// root filesystem's overlay directory (a mount point named by neither
+// the container nor the volume).
+func traces(t *testing.T, e Engine, n *Node) []string {
+	t.Helper()
+	out, err := e.Docker(context.Background(), "inspect", "-f", "{{.Id}} {{.GraphDriver.Data.MergedDir}}", n.Container)
+	f := strings.Fields(out)
+	if err != nil || len(f) != 2 {
+		t.Fatalf("%s: inspect: %q %v", n.Name, out, err)
+	}
+	return []string{f[0], filepath.Dir(f[1])}
+}
+
 // assertGone: no container, volume, mount or process of the node remains.
-func assertGone(t *testing.T, e Engine, n *Node, id string) {
+func assertGone(t *testing.T, e Engine, n *Node, ids []string) {
 	t.Helper()
 	ctx := context.Background()
 	if out, _ := e.Docker(ctx, "ps", "-aq", "--filter", "name=^"+n.Container+"$"); out != "" {
@@ -384,14 +397,14 @@ func assertGone(t *testing.T, e Engine, n *Node, id string) {
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, l := range strings.Split(string(mi), "\n") {
-		if (id != "" && strings.Contains(l, id)) || strings.Contains(l, n.Volume) {
+		if l != "" && (slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(l, id) }) || strings.Contains(l, n.Volume)) {
 			t.Errorf("%s: mount left: %s", n.Name, l)
 		}
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if id != "" && strings.Contains(string(b), id) {
+		if strings.Contains(string(b), ids[0]) {
 			cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
 			t.Errorf("%s: process left: %s %q", n.Name, p, strings.ReplaceAll(string(cmd), "\x00", " "))
 		}
@@ -479,4 +492,47 @@ func flagError(out string) string {
 		return ""
 	}
 	return first
+}
+
+// One node: a `docker save` tarball loads, no kubelet runs before one is
+// started, and Remove leaves nothing.
+func TestNodeTarballAndRemove(t *testing.T) {
+	root, e := e2eEnv(t)
+	ctx := context.Background()
+	work := filepath.Join(root, "_output", "rehearsal")
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: filepath.Join(work, "image")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cni, err := BuildCNIPlugins(ctx, filepath.Join(root, "_output", "cni"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Engine: e, Name: "rh-nodetest", Root: root, Image: image, WorkDir: work, CNIBinDir: cni}
+	t.Cleanup(func() { RemoveAll(context.Background(), e, root) })
+	n, err := c.Create(ctx, Spec{Name: "node-t", Index: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tar := filepath.Join(t.TempDir(), "workload.tar")
+	if _, err := e.Docker(ctx, "save", "-o", tar, "e2e.local/workload:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.LoadImages(ctx, tar); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Docker(ctx, "image", "inspect", "e2e.local/workload:1"); err != nil {
+		t.Fatalf("tarball not loaded: %v", err)
+	}
+	if err := n.LoadImages(ctx, "no-such-image:1"); err == nil || !strings.Contains(err.Error(), "no-such-image:1") {
+		t.Fatalf("loading a missing image: %v", err)
+	}
+	if k, p, err := n.Status(ctx); err != nil || k != 0 || p != 0 {
+		t.Fatalf("status before any start: kubelet %d kube-proxy %d, %v", k, p, err)
+	}
+	id := traces(t, e, n)
+	if err := n.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, e, n, id)
 }

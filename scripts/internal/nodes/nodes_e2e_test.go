@@ -217,6 +217,14 @@ func TestTwoNodesSwitch(t *testing.T) {
 		return Kubelet{Release: release, Variant: "patched", Binary: bins[release], Args: args}
 	}
 	want := []string{"priv/POD", "priv/app", "web/POD", "web/app"}
+	recs := map[*Node]*EventRecorder{}
+	for _, n := range nodes {
+		r, err := n.RecordEvents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[n] = r
+	}
 	for _, n := range nodes {
 		if _, err := n.StartKubelet(ctx, kubelet(n, "1.7.5")); err != nil {
 			t.Fatal(err)
@@ -271,6 +279,7 @@ func TestTwoNodesSwitch(t *testing.T) {
 		waitFor(t, n.Name+" hostPort", 30*time.Second, func() error { return httpGet("http://" + n.IP() + ":18080/healthz") })
 	}
 
+	switches := time.Now()
 	before := map[*Node]map[string]string{}
 	for _, n := range nodes {
 		before[n], _ = podContainers(ctx, n)
@@ -315,6 +324,35 @@ func TestTwoNodesSwitch(t *testing.T) {
 			}
 			t.Logf("%s: %d containers kept, %d inner events since the switch", n.Name, len(after), len(evs))
 		}
+	}
+
+	// The streamed events saw every container start before the switches
+	// and no container created, dead or destroyed after them.
+	for _, n := range nodes {
+		evs, err := recs[n].Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts := 0
+		for _, ev := range evs {
+			pod := ev.Attributes["io.kubernetes.pod.name"]
+			if pod == "" {
+				continue
+			}
+			if ev.Time.Before(switches) && ev.Action == "start" {
+				starts++
+			}
+			if !ev.Time.Before(switches) && (ev.Action == "create" || ev.Action == "die" || ev.Action == "destroy") {
+				t.Errorf("%s: %s %s/%s at %s, after the switches began", n.Name, ev.Action, pod, ev.Attributes["io.kubernetes.container.name"], ev.Time.Format(time.StampMilli))
+			}
+		}
+		if starts != len(before[n]) {
+			t.Errorf("%s: recorded %d container starts before the switches, want %d (%d events)", n.Name, starts, len(before[n]), len(evs))
+		}
+		if out, _ := n.Exec(ctx, "sh", "-c", "ps -eo args | grep -c '^docker events' || true"); out != "0" {
+			t.Errorf("%s: docker events still running after Stop: %s", n.Name, out)
+		}
+		t.Logf("%s: %d inner container events recorded, %d starts before the switches", n.Name, len(evs), starts)
 	}
 
 	// Remove leaves nothing on the host.

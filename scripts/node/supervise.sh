@@ -15,7 +15,7 @@
 #
 # Environment (set at create): NODE_NAME, DOCKER_BIP, CLUSTER_CIDR, RUNC_CLAMP
 # (a runc wrapper to register as dockerd's default runtime, or empty).
-# Logs go to /var/log/node (a host directory): dockerd.log, one
+# Logs go to /var/log/node (a host directory): supervise.log, dockerd.log, one
 # kubelet-<nn>-<release>-<variant>.log per kubelet run, kube-proxy-<nn>.log.
 set -euo pipefail
 
@@ -168,11 +168,14 @@ pid_or_0() {
 
 case ${1:-} in
 boot)
+	# The node's own log outlives its container (docker logs does not).
+	exec 2> >(tee -a "$LOGS/supervise.log" >&2)
 	log "node ${NODE_NAME:?} booting"
 	setup_cgroups
 	mount --make-rshared /
 	setup_sysctls
 	setup_iptables
+	log "node set up; starting dockerd"
 	start_dockerd
 	# The node lives as long as its dockerd; on SIGTERM (docker stop) the
 	# kubelet and kube-proxy go first, then dockerd stops the containers.

@@ -1,9 +1,7 @@
 package nodes
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -295,45 +293,6 @@ func (n *Node) loadFromEngine(ctx context.Context, ref string) error {
 		return fmt.Errorf("node %s: load %s: %w", n.Name, ref, loadErr)
 	}
 	return nil
-}
-
-// Event is one container event of a node's inner engine.
-type Event struct {
-	Time   time.Time
-	Action string // create, start, die, destroy, kill, ...
-	ID     string
-	// Attributes hold the container's labels (io.kubernetes.pod.name,
-	// io.kubernetes.pod.namespace, io.kubernetes.pod.uid,
-	// io.kubernetes.container.name, ...), its name and image.
-	Attributes map[string]string
-}
-
-// Events returns the inner engine's container events from since until now.
-func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
-	until := time.Now()
-	out, err := n.Docker(ctx, "events", "--filter", "type=container",
-		"--since", unixNano(since), "--until", unixNano(until), "--format", "{{json .}}")
-	if err != nil {
-		return nil, fmt.Errorf("node %s: events: %w", n.Name, err)
-	}
-	var evs []Event
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var raw struct {
-			Action   string `json:"Action"`
-			TimeNano int64  `json:"timeNano"`
-			Actor    struct {
-				ID         string            `json:"ID"`
-				Attributes map[string]string `json:"Attributes"`
-			} `json:"Actor"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &raw); err != nil {
-			return nil, fmt.Errorf("node %s: event %q: %w", n.Name, sc.Text(), err)
-		}
-		evs = append(evs, Event{Time: time.Unix(0, raw.TimeNano), Action: raw.Action, ID: raw.Actor.ID, Attributes: raw.Actor.Attributes})
-	}
-	return evs, sc.Err()
 }
 
 func unixNano(t time.Time) string {

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"kubelet-toolchain/scripts/internal/execx"
 )
 
 func e2eEnv(t *testing.T) (root string, e Engine) {
@@ -215,6 +217,14 @@ func TestTwoNodesSwitch(t *testing.T) {
 		return Kubelet{Release: release, Variant: "patched", Binary: bins[release], Args: args}
 	}
 	want := []string{"priv/POD", "priv/app", "web/POD", "web/app"}
+	recs := map[*Node]*EventRecorder{}
+	for _, n := range nodes {
+		r, err := n.RecordEvents(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[n] = r
+	}
 	for _, n := range nodes {
 		if _, err := n.StartKubelet(ctx, kubelet(n, "1.7.5")); err != nil {
 			t.Fatal(err)
@@ -269,6 +279,7 @@ func TestTwoNodesSwitch(t *testing.T) {
 		waitFor(t, n.Name+" hostPort", 30*time.Second, func() error { return httpGet("http://" + n.IP() + ":18080/healthz") })
 	}
 
+	switches := time.Now()
 	before := map[*Node]map[string]string{}
 	for _, n := range nodes {
 		before[n], _ = podContainers(ctx, n)
@@ -315,9 +326,38 @@ func TestTwoNodesSwitch(t *testing.T) {
 		}
 	}
 
+	// The streamed events saw every container start before the switches
+	// and no container created, dead or destroyed after them.
+	for _, n := range nodes {
+		evs, err := recs[n].Stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts := 0
+		for _, ev := range evs {
+			pod := ev.Attributes["io.kubernetes.pod.name"]
+			if pod == "" {
+				continue
+			}
+			if ev.Time.Before(switches) && ev.Action == "start" {
+				starts++
+			}
+			if !ev.Time.Before(switches) && (ev.Action == "create" || ev.Action == "die" || ev.Action == "destroy") {
+				t.Errorf("%s: %s %s/%s at %s, after the switches began", n.Name, ev.Action, pod, ev.Attributes["io.kubernetes.container.name"], ev.Time.Format(time.StampMilli))
+			}
+		}
+		if starts != len(before[n]) {
+			t.Errorf("%s: recorded %d container starts before the switches, want %d (%d events)", n.Name, starts, len(before[n]), len(evs))
+		}
+		if out, _ := n.Exec(ctx, "sh", "-c", "ps -eo args | grep -c '^docker events' || true"); out != "0" {
+			t.Errorf("%s: docker events still running after Stop: %s", n.Name, out)
+		}
+		t.Logf("%s: %d inner container events recorded, %d starts before the switches", n.Name, len(evs), starts)
+	}
+
 	// Remove leaves nothing on the host.
 	for _, n := range nodes {
-		id, _ := e.Docker(ctx, "inspect", "-f", "{{.Id}}", n.Container)
+		id := traces(t, e, n)
 		start := time.Now()
 		if err := n.Remove(ctx); err != nil {
 			t.Fatal(err)
@@ -370,8 +410,21 @@ func httpGet(url string) error {
 	return nil
 }
 
+// traces are what identifies a node on the host: its container id and its
+// root filesystem's overlay directory (a mount point named by neither
+// the container nor the volume).
+func traces(t *testing.T, e Engine, n *Node) []string {
+	t.Helper()
+	out, err := e.Docker(context.Background(), "inspect", "-f", "{{.Id}} {{.GraphDriver.Data.MergedDir}}", n.Container)
+	f := strings.Fields(out)
+	if err != nil || len(f) != 2 {
+		t.Fatalf("%s: inspect: %q %v", n.Name, out, err)
+	}
+	return []string{f[0], filepath.Dir(f[1])}
+}
+
 // assertGone: no container, volume, mount or process of the node remains.
-func assertGone(t *testing.T, e Engine, n *Node, id string) {
+func assertGone(t *testing.T, e Engine, n *Node, ids []string) {
 	t.Helper()
 	ctx := context.Background()
 	if out, _ := e.Docker(ctx, "ps", "-aq", "--filter", "name=^"+n.Container+"$"); out != "" {
@@ -382,16 +435,142 @@ func assertGone(t *testing.T, e Engine, n *Node, id string) {
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
 	for _, l := range strings.Split(string(mi), "\n") {
-		if (id != "" && strings.Contains(l, id)) || strings.Contains(l, n.Volume) {
+		if l != "" && (slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(l, id) }) || strings.Contains(l, n.Volume)) {
 			t.Errorf("%s: mount left: %s", n.Name, l)
 		}
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cgroup")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if id != "" && strings.Contains(string(b), id) {
+		if strings.Contains(string(b), ids[0]) {
 			cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
 			t.Errorf("%s: process left: %s %q", n.Name, p, strings.ReplaceAll(string(cmd), "\x00", " "))
 		}
 	}
+}
+
+// RemoveAll removes what carries our label with this root, and nothing
+// else: not an unlabelled container or volume, not another checkout's.
+func TestRemoveAllOnlyOurs(t *testing.T) {
+	root, e := e2eEnv(t)
+	ctx := context.Background()
+	mk := func(name string, labels ...string) {
+		t.Helper()
+		var l []string
+		for _, x := range labels {
+			l = append(l, "--label", x)
+		}
+		if _, err := e.Docker(ctx, append(append([]string{"volume", "create"}, l...), name)...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Docker(ctx, append(append([]string{"create", "--name", name}, l...), "e2e.local/workload:1")...); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			e.Docker(context.Background(), "rm", "-f", name)
+			e.Docker(context.Background(), "volume", "rm", "-f", name)
+		})
+	}
+	mk("rh-removeall-ours", LabelRehearsal+"="+root)
+	mk("rh-removeall-unlabelled")
+	mk("rh-removeall-other-root", LabelRehearsal+"=/somewhere/else")
+	if err := RemoveAll(ctx, e, root); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"rh-removeall-ours": false, "rh-removeall-unlabelled": true, "rh-removeall-other-root": true} {
+		_, errC := e.Docker(ctx, "inspect", "--type", "container", name)
+		_, errV := e.Docker(ctx, "volume", "inspect", name)
+		if (errC == nil) != want || (errV == nil) != want {
+			t.Errorf("%s: container present %v, volume present %v; want %v", name, errC == nil, errV == nil, want)
+		}
+	}
+}
+
+// Every flag KubeletArgs emits is one the release's kubelet knows: the
+// flags are parsed in order and --help, last, stops before anything runs;
+// an unknown flag or a bad value is reported first ("unknown flag",
+// "invalid argument"). The exit status says nothing: old pflag exits 2 on
+// --help too.
+func TestKubeletFlagsAccepted(t *testing.T) {
+	root, _ := e2eEnv(t)
+	full := KubeletOptions{NodeName: "n1", NodeIP: "198.18.202.2", Kubeconfig: "/k", ClientCAFile: "/ca",
+		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
+	for _, release := range []string{"1.7.5", "1.9.11"} {
+		bin := filepath.Join(root, "_output", release, "patched", "bin", "linux", "amd64", "kubelet")
+		args, err := KubeletArgs(release, full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := execxRun(bin, append(args, "--help")...)
+		if bad := flagError(out); bad != "" {
+			t.Errorf("kubelet %s rejects %v: %s", release, args, bad)
+		}
+	}
+	proxy := filepath.Join(root, "_output", "1.9.11", "control-plane", "bin", "kube-proxy")
+	if _, err := os.Stat(proxy); err != nil {
+		t.Logf("no %s (make control-plane VERSION=1.9.11): kube-proxy flags not checked", proxy)
+		return
+	}
+	out, _ := execxRun(proxy, append(KubeProxyArgs("n1", "/k"), "--help")...)
+	if bad := flagError(out); bad != "" {
+		t.Errorf("kube-proxy rejects %v: %s", KubeProxyArgs("n1", "/k"), bad)
+	}
+}
+
+func execxRun(name string, args ...string) (string, error) {
+	out, err := execx.Run(context.Background(), execx.Cmd{Name: name, Args: args, Timeout: time.Minute})
+	return string(out), err
+}
+
+// flagError is the flag parser's complaint before the usage text, or ""
+// when the usage text comes first.
+func flagError(out string) string {
+	first, _, _ := strings.Cut(out, "\n")
+	if strings.HasPrefix(first, "Usage") {
+		return ""
+	}
+	return first
+}
+
+// One node: a `docker save` tarball loads, no kubelet runs before one is
+// started, and Remove leaves nothing.
+func TestNodeTarballAndRemove(t *testing.T) {
+	root, e := e2eEnv(t)
+	ctx := context.Background()
+	work := filepath.Join(root, "_output", "rehearsal")
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: filepath.Join(work, "image")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cni, err := BuildCNIPlugins(ctx, filepath.Join(root, "_output", "cni"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Engine: e, Name: "rh-nodetest", Root: root, Image: image, WorkDir: work, CNIBinDir: cni}
+	t.Cleanup(func() { RemoveAll(context.Background(), e, root) })
+	n, err := c.Create(ctx, Spec{Name: "node-t", Index: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tar := filepath.Join(t.TempDir(), "workload.tar")
+	if _, err := e.Docker(ctx, "save", "-o", tar, "e2e.local/workload:1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.LoadImages(ctx, tar); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Docker(ctx, "image", "inspect", "e2e.local/workload:1"); err != nil {
+		t.Fatalf("tarball not loaded: %v", err)
+	}
+	if err := n.LoadImages(ctx, "no-such-image:1"); err == nil || !strings.Contains(err.Error(), "no-such-image:1") {
+		t.Fatalf("loading a missing image: %v", err)
+	}
+	if k, p, err := n.Status(ctx); err != nil || k != 0 || p != 0 {
+		t.Fatalf("status before any start: kubelet %d kube-proxy %d, %v", k, p, err)
+	}
+	id := traces(t, e, n)
+	if err := n.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, e, n, id)
 }

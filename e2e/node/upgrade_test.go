@@ -354,17 +354,21 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		Expect(framework.DestructiveIn(later, idsOf(made))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(later))
 		Expect(later).NotTo(ContainElement(HaveField("Action", "create")), "a container was created:\n%s", framework.Summary(later))
 
-		By("a 1.7.5 sandbox removed by hand: the patched 1.9.11 reads its 1.7.5 checkpoint and cleans up after it")
+		By("a 1.7.5 sandbox removed by hand: the patched 1.9.11 still knows it from its 1.7.5 checkpoint")
 		gone := made.sandboxes()["guaranteed"]
 		Expect(node.Docker.RemoveContainer(ctx, gone)).To(Succeed())
 		Eventually(ctx, func() (string, error) {
 			cs, err := node.Containers(ctx)
 			return cs["guaranteed/POD"].ID, err
 		}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).ShouldNot(Or(BeEmpty(), Equal(gone)), func() string { return node.Describe(ctx) })
-		// Torn down through its checkpoint (StopPodSandbox, then the GC's
-		// RemovePodSandbox), not dropped as invalid.
-		Eventually(ctx, func() string { return node.Checkpoint(gone) }).WithTimeout(framework.OrphanGCTimeout).WithPolling(framework.Poll).
-			ShouldNot(BeAnExistingFile(), func() string { return k.LogTail(40) })
+		// Listed from its checkpoint alone (PLEG sees it exit), so the pod
+		// is killed and its networking torn down through StopPodSandbox; the
+		// checkpoint stays until the GC removes the sandbox with its last
+		// dead container. Vanilla 1.9.11 deletes it as invalid instead and
+		// never sees the sandbox (the negative control).
+		Eventually(ctx, func() int { return k.CountLog(fmt.Sprintf("Type:\"ContainerDied\", Data:%q", gone)) }).
+			WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).ShouldNot(BeZero(), func() string { return k.LogTail(40) })
+		Expect(node.Checkpoint(gone)).To(BeAnExistingFile(), "the 1.7.5 checkpoint of the removed sandbox is gone")
 		Expect(k.CountLog(checkpointLost)).To(BeZero(), k.LogTail(40))
 
 		By("deleting the hostPort pods after the last switch releases their host ports")
@@ -423,6 +427,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 			"vanilla 1.9.11 replaced the unpinned pod by one of another UID")
 		Expect(k.CountLog(fmt.Sprintf("%s %q is not valid, removing checkpoint", checkpointLost, gone))).To(Equal(1), k.LogTail(40))
 		Expect(node.Checkpoint(gone)).NotTo(BeAnExistingFile())
+		Expect(k.CountLog(fmt.Sprintf("Data:%q", gone))).To(BeZero(), "vanilla 1.9.11 should never have seen the removed sandbox")
 		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers and deleted 1.7.5's checkpoint of %s\n", len(before.data), gone)
 	}, SpecTimeout(framework.ShortSpec))
 

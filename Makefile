@@ -174,9 +174,10 @@ $(TOOLCHAIN):
 	@cd scripts && go build -o ../$(TOOLCHAIN) ./cmd/toolchain
 
 .PHONY: hash-schemas
-hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas of the legacy hash patch from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas (legacy hash) and 1.7's internal Pod graph (legacy static pod UID) from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v18/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out overlay/k19-fixes/pkg/kubelet/config/legacyuid/v17/api/types.go
 
 .PHONY: clean
 clean: ## Remove _output/ (trees, binaries); the Go caches stay

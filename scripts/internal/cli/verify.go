@@ -64,7 +64,7 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 				}
 			}
 			for _, f := range schemagen.Find(m.Root) {
-				n, err := schemagen.Check(ctx, f.ModuleVersion, f.Path)
+				n, err := f.Schema.Check(ctx, f.ModuleVersion, f.Path)
 				if err != nil {
 					fail("generated "+f.Path, err)
 					continue

@@ -81,6 +81,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := c.waitPodsReady(ctx, "", 5*time.Minute); err != nil {
 		return nil, err
 	}
+	// The nodes' engine events, streamed from before the baseline (dockerd
+	// keeps only its last 256 for a later --since).
+	var recorders []*nodes.EventRecorder
+	defer func() {
+		for _, r := range recorders {
+			r.Stop()
+		}
+	}()
+	for _, n := range c.Nodes {
+		r, err := n.RecordEvents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		recorders = append(recorders, r)
+	}
 	baseline, raw, err := c.Kubectl.Pods(ctx)
 	if err != nil {
 		return nil, err
@@ -170,8 +185,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	churn := map[string]*podChurn{}
-	for _, n := range c.Nodes {
-		evs, err := n.Events(ctx, started)
+	for _, r := range recorders {
+		evs, err := r.Stop()
 		if err != nil {
 			return nil, err
 		}
@@ -179,6 +194,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			churn[uid] = ch
 		}
 	}
+	recorders = nil
 	notReady, notReadySum := ready.seconds()
 	for _, key := range sortedKeys(baseline) {
 		b := baseline[key]

@@ -54,25 +54,11 @@ func Packages(root, tree string, series []string) ([]string, error) {
 	return out, nil
 }
 
-// KnownBroken are upstream tests (a -skip pattern per release) that fail
-// in the prepared trees for reasons no series touches, so they are skipped
-// rather than hiding the fixes' own results behind a crash.
-var KnownBroken = map[string]string{
-	// pkg/kubelet/config: both encode pods to JSON through json-iterator,
-	// whose locked reflect2 (2018) dereferences nil in its map iterator
-	// under Go 1.26 (SIGSEGV, the whole test binary dies). Joined the run
-	// when k19-fixes 0004 touched the package.
-	"1.9.11": "^(TestDecodeSinglePod|TestDecodePodList)$",
-}
-
 // Run runs `go test -vet=off` (old test code trips modern vet) for pkgs in
 // the prepared tree p of release r, streaming output to w.
 func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths, pkgs []string, w io.Writer, extra ...string) error {
 	_, env := build.CompileCommand(r, v, p)
 	args := append([]string{"test", "-vet=off", "-count=1"}, extra...)
-	if skip := KnownBroken[r.Release]; skip != "" {
-		args = append(args, "-skip", skip)
-	}
 	for _, d := range pkgs {
 		if r.Era == matrix.EraModules {
 			args = append(args, "./"+d)

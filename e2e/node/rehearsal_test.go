@@ -26,6 +26,7 @@ type rehearsalReport struct {
 	Pods []struct {
 		Namespace, Name, Node, UID, Outcome, Predicted, Detail string
 		Restarts                                               int
+		NotReadySeconds                                        float64 `json:"notReadySeconds"`
 	}
 	Summary struct {
 		Pods, Kept, Changed, Mispredicted int
@@ -102,7 +103,18 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 		}
 		Expect(rep.Summary.FailedRequests).To(BeZero())
 		Expect(rep.Summary.Requests).To(BeNumerically(">", 100), "the prober sent hardly any requests")
-		Expect(rep.Summary.NotReadySeconds).To(BeZero())
+		// Every kubelet restart, to the same release too, reports a pod with
+		// a readiness probe not Ready until the probe passes again
+		// (kubernetes/kubernetes#78733, #100277): a few seconds per switch,
+		// 3 switches per node. A pod without a probe never goes unready; one
+		// whose containers were recreated is out for much longer.
+		for _, p := range rep.Pods {
+			bound := 30.0
+			if strings.HasPrefix(p.Name, "privileged-agent-") {
+				bound = 0
+			}
+			Expect(p.NotReadySeconds).To(BeNumerically("<=", bound), "%s/%s was not Ready for %.0fs", p.Namespace, p.Name, p.NotReadySeconds)
+		}
 		Expect(code).To(Equal(0))
 	}, SpecTimeout(framework.LongSpec))
 

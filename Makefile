@@ -22,6 +22,14 @@ CLI := $(TOOLCHAIN) --root .
 kubelet: $(TOOLCHAIN) ## Build the kubelet: make kubelet VERSION=1.9.11 [VARIANT=patched|vanilla] [KUBE_SOURCE_ZIP=...]
 	@$(CLI) kubelet --release "$(VERSION)" --variant "$(VARIANT)" --source-zip "$(KUBE_SOURCE_ZIP)"
 
+.PHONY: control-plane
+control-plane: $(TOOLCHAIN) ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kube-proxy: make control-plane VERSION=1.9.11
+	@$(CLI) control-plane --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"
+
+.PHONY: check-control-plane
+check-control-plane: $(TOOLCHAIN) ## Check each built control-plane binary runs and reports the stamped version and official commit
+	@$(CLI) control-plane --check --release "$(VERSION)"
+
 .PHONY: lock
 lock: $(TOOLCHAIN) ## Regenerate and check a release's dependency lock: make lock VERSION=1.9.11 [SEED=pins.json]
 	@$(CLI) lock --release "$(VERSION)" --seed "$(SEED)" --source-zip "$(KUBE_SOURCE_ZIP)"
@@ -31,11 +39,11 @@ verify-locks: $(TOOLCHAIN) ## Check every downloadable release's lock against th
 	@$(CLI) lock --check
 
 .PHONY: verify-checksums
-verify-checksums: $(TOOLCHAIN) ## Compare built kubelets with CHECKSUMS (shows expected and actual)
+verify-checksums: $(TOOLCHAIN) ## Compare built kubelets and control planes with CHECKSUMS (shows expected and actual)
 	@$(CLI) verify-checksums $(if $(VERSION),--release "$(VERSION)")
 
 .PHONY: update-checksums
-update-checksums: $(TOOLCHAIN) ## Record the built kubelets' sha256 in CHECKSUMS
+update-checksums: $(TOOLCHAIN) ## Record the built kubelets' and control planes' sha256 in CHECKSUMS
 	@$(CLI) update-checksums $(if $(VERSION),--release "$(VERSION)")
 
 # How pods reach the kubelet, for hash and preflight: SOURCE=api (default:
@@ -65,7 +73,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed), in-tree tests of the fixes, TLS handshakes
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane too), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
 	cd scripts && go test ./...
 	$(MAKE) --no-print-directory verify-locks
@@ -76,6 +84,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
+	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
+	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
 	scripts/engine-up.sh
 	scripts/e2e.sh tls
 	$(MAKE) --no-print-directory verify-checksums
@@ -99,7 +109,7 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine): make e2e [FOCUS=upgrade|inspect-hang|orphan]
+e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine) and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|rehearsal]
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	scripts/engine-up.sh
@@ -112,6 +122,32 @@ engine-down: ## Stop the Docker Engine the e2e started
 .PHONY: bench-build
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11
 	@$(CLI) bench-build --release "$(VERSION)" --variant "$(VARIANT)"
+
+##@ Rehearsal
+
+# The rehearsal's cluster: FROM's kubelets (vanilla) on NODES kind-style
+# nodes, switched FROM -> TO -> FROM -> TO. Through make any failure is 2;
+# _output/rehearsal/report.json holds the verdict.
+FROM ?=
+TO ?=
+NODES ?= 2
+MANIFESTS ?=
+IMAGES ?=
+
+.PHONY: rehearsal
+rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."]
+	@scripts/prereqs.sh
+	@$(CLI) rehearsal run --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
+	  --manifests "$(MANIFESTS)" --images "$(IMAGES)"
+
+.PHONY: rehearsal-up
+rehearsal-up: $(TOOLCHAIN) ## Leave a rehearsal cluster running: make rehearsal-up FROM=1.7.5 [NODES=2] (prints export KUBECONFIG=...)
+	@scripts/prereqs.sh
+	@$(CLI) rehearsal up --from "$(FROM)" --nodes "$(NODES)"
+
+.PHONY: rehearsal-down
+rehearsal-down: $(TOOLCHAIN) ## Remove everything the rehearsal created (nodes, volumes, control plane, its engine, bridge)
+	@$(CLI) rehearsal down
 
 ##@ Packaging
 
@@ -138,9 +174,10 @@ $(TOOLCHAIN):
 	@cd scripts && go build -o ../$(TOOLCHAIN) ./cmd/toolchain
 
 .PHONY: hash-schemas
-hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas of the legacy hash patch from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas (legacy hash) and 1.7's internal Pod graph (legacy static pod UID) from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v18/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out overlay/k19-fixes/pkg/kubelet/config/legacyuid/v17/api/types.go
 
 .PHONY: clean
 clean: ## Remove _output/ (trees, binaries); the Go caches stay

@@ -4,7 +4,10 @@
 # run against the e2e's own Docker Engine (scripts/engine-up.sh), never the
 # machine's: E2E_DOCKER_SOCKET, default _output/engine/docker.sock.
 #
-#   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan
+#   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan rehearsal
+#
+# The rehearsal suite runs `toolchain rehearsal` (its own engine, nodes and
+# control plane) and removes all of it at the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/_output/e2e"
@@ -12,7 +15,7 @@ mkdir -p "$out"
 export E2E_DOCKER_SOCKET="${E2E_DOCKER_SOCKET:-$root/_output/engine/docker.sock}"
 echo "==> e2e engine unix://$E2E_DOCKER_SOCKET"
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan)
+[ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan rehearsal)
 summary=() failed=0
 for s in "${suites[@]}"; do
   echo "==> e2e suite $s"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -161,6 +162,71 @@ func latePod() framework.Pod {
 	}}
 }
 
+// unpinnedPod has no metadata.uid, as kubeadm's and kops' manifests: each
+// kubelet derives its UID from the pod, and the patched 1.9.11 derives
+// 1.7's. Its hostPort is bound by the engine for the sandbox (no network
+// plugin here), on loopback only.
+func unpinnedPod() framework.Pod {
+	return framework.Pod{Name: "unpinned", Containers: []map[string]any{
+		framework.Workload("app", dataFile, map[string]any{
+			"env":            []map[string]any{{"name": "PORT", "value": "8091"}},
+			"ports":          []map[string]any{{"containerPort": 8091, "hostPort": 18091, "hostIP": "127.0.0.1", "protocol": "TCP"}},
+			"readinessProbe": map[string]any{"tcpSocket": map[string]any{"port": 8091}, "periodSeconds": 2},
+		}),
+	}}
+}
+
+// rebindPods take the host ports of hostnet and unpinned once those are
+// deleted: they run, Ready and never restarted, only if the ports were
+// released.
+func rebindPods() []framework.Pod {
+	probe := func(port int) map[string]any {
+		return map[string]any{"tcpSocket": map[string]any{"port": port}, "periodSeconds": 2}
+	}
+	return []framework.Pod{
+		{Name: "rebind-hostnet", UID: "e2e-upgrade-rebind-hostnet-0001", HostNetwork: true, Containers: []map[string]any{
+			framework.Workload("app", dataFile, map[string]any{
+				"env":            []map[string]any{{"name": "PORT", "value": "18086"}, {"name": "ADDR", "value": "127.0.0.1"}},
+				"ports":          []map[string]any{{"containerPort": 18086, "hostPort": 18086, "protocol": "TCP"}},
+				"readinessProbe": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/ready", "ok"}}, "periodSeconds": 2},
+			}),
+		}},
+		{Name: "rebind", UID: "e2e-upgrade-rebind-0001", Containers: []map[string]any{
+			framework.Workload("app", dataFile, map[string]any{
+				"env":            []map[string]any{{"name": "PORT", "value": "8091"}},
+				"ports":          []map[string]any{{"containerPort": 8091, "hostPort": 18091, "hostIP": "127.0.0.1", "protocol": "TCP"}},
+				"readinessProbe": probe(8091),
+			}),
+		}},
+	}
+}
+
+// sandboxes maps pod names to their sandbox container ids.
+func (s state) sandboxes() map[string]string {
+	out := map[string]string{}
+	for key, id := range s.ids {
+		if s.labels[key][framework.LabelDockerType] == "podsandbox" {
+			pod, _, _ := strings.Cut(key, "/")
+			out[pod] = id
+		}
+	}
+	return out
+}
+
+// checkpointLost is what dockershim logs (1.7 and 1.9) when a sandbox
+// checkpoint fails its checksum; 1.9 then deletes it.
+const checkpointLost = "Checksum of checkpoint"
+
+// expectCheckpoints checks every sandbox of s still has its dockershim
+// checkpoint and that k never found one invalid.
+func expectCheckpoints(node *framework.Node, k *framework.Kubelet, s state, what string) {
+	GinkgoHelper()
+	for pod, id := range s.sandboxes() {
+		Expect(node.Checkpoint(id)).To(BeAnExistingFile(), "%s: the checkpoint of %s's sandbox %s is gone", what, pod, id)
+	}
+	Expect(k.CountLog(checkpointLost)).To(BeZero(), "%s: a checkpoint failed its checksum\n%s", what, k.LogTail(40))
+}
+
 // state is what must not change across kubelet switches.
 type state struct {
 	ids      map[string]string // pod/container -> container id (sandboxes included)
@@ -209,19 +275,20 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 
 	It("recreates nothing with the patched 1.9.11, and 1.7.5 keeps what the patched 1.9.11 created", func(ctx SpecContext) {
 		node := newNode(ctx)
-		pods := upgradePods(filepath.Join(node.Dir, "host"))
+		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
 		for _, p := range pods {
 			Expect(node.AddPod(p)).To(Succeed())
 		}
-		startKubelet(ctx, node, "1.7.5", "vanilla")
+		k17 := startKubelet(ctx, node, "1.7.5", "vanilla")
 		waitRunning(ctx, node, pods)
 		before := observe(ctx, node)
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
+		expectCheckpoints(node, k17, before, "1.7.5")
 		events, err := node.Docker.WatchEvents(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(events.Stop)
 
-		phase := func(release, variant string, pods []framework.Pod) {
+		phase := func(release, variant string, pods []framework.Pod) *framework.Kubelet {
 			GinkgoHelper()
 			k := startKubelet(ctx, node, release, variant)
 			waitRunning(ctx, node, pods)
@@ -232,6 +299,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 			// readiness probe must pass once more).
 			Eventually(ctx, func() []string { return notReady(k, pods) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
 				Should(BeEmpty(), func() string { return k.LogTail(30) })
+			return k
 		}
 		same := func(a, b state, what string) {
 			GinkgoHelper()
@@ -239,6 +307,8 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 			Expect(b.ids).To(Equal(a.ids), "%s: container ids changed\n%s", what, node.Describe(ctx))
 			Expect(b.restarts).To(Equal(a.restarts), "%s: restart counts changed", what)
 			Expect(b.data).To(Equal(a.data), "%s: data written before is gone", what)
+			// Same ids imply it; said outright for the pod without a uid.
+			Expect(b.labels["unpinned/app"][framework.LabelPodUID]).To(Equal(a.labels["unpinned/app"][framework.LabelPodUID]), "%s: the unpinned pod's UID changed", what)
 		}
 
 		idsOf := func(s state) map[string]bool {
@@ -250,8 +320,9 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		}
 
 		By("switching to the patched 1.9.11: 1.7.5's containers are kept")
-		phase("1.9.11", "patched", pods)
+		k := phase("1.9.11", "patched", pods)
 		same(before, observe(ctx, node), "1.7.5 -> patched 1.9.11")
+		expectCheckpoints(node, k, before, "1.7.5 -> patched 1.9.11")
 		// The drift the hash patch accepts, documented in the README: 1.7.5
 		// does not know allowPrivilegeEscalation, so it started
 		// shapes/restricted without no-new-privileges although the spec says
@@ -291,31 +362,89 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 
 		for _, step := range [][2]string{{"1.7.5", "vanilla"}, {"1.9.11", "patched"}} {
 			By(fmt.Sprintf("switching to %s %s: everything is kept, what the patched 1.9.11 created included", step[0], step[1]))
-			phase(step[0], step[1], all)
+			k = phase(step[0], step[1], all)
 			same(made, observe(ctx, node), "-> "+step[0]+" "+step[1])
+			expectCheckpoints(node, k, made, "-> "+step[0]+" "+step[1])
 		}
-		node.StopKubelet()
 		later := events.Events()[mark:]
 		Expect(framework.DestructiveIn(later, idsOf(made))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(later))
 		Expect(later).NotTo(ContainElement(HaveField("Action", "create")), "a container was created:\n%s", framework.Summary(later))
+
+		By("a 1.7.5 sandbox removed by hand: the patched 1.9.11 still knows it from its 1.7.5 checkpoint")
+		gone := made.sandboxes()["guaranteed"]
+		Expect(node.Docker.RemoveContainer(ctx, gone)).To(Succeed())
+		Eventually(ctx, func() (string, error) {
+			cs, err := node.Containers(ctx)
+			return cs["guaranteed/POD"].ID, err
+		}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).ShouldNot(Or(BeEmpty(), Equal(gone)), func() string { return node.Describe(ctx) })
+		// Listed from its checkpoint alone (PLEG sees it exit), so the pod
+		// is killed and its networking torn down through StopPodSandbox; the
+		// checkpoint stays until the GC removes the sandbox with its last
+		// dead container. Vanilla 1.9.11 deletes it as invalid instead and
+		// never sees the sandbox (the negative control).
+		Eventually(ctx, func() int { return k.CountLog(fmt.Sprintf("Type:\"ContainerDied\", Data:%q", gone)) }).
+			WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).ShouldNot(BeZero(), func() string { return k.LogTail(40) })
+		Expect(node.Checkpoint(gone)).To(BeAnExistingFile(), "the 1.7.5 checkpoint of the removed sandbox is gone")
+		Expect(k.CountLog(checkpointLost)).To(BeZero(), k.LogTail(40))
+
+		By("deleting the hostPort pods after the last switch releases their host ports")
+		Expect(node.RemovePod("hostnet")).To(Succeed())
+		Expect(node.RemovePod("unpinned")).To(Succeed())
+		Eventually(ctx, func() ([]string, error) {
+			cs, err := node.Containers(ctx)
+			var left []string
+			for _, key := range []string{"hostnet/app", "hostnet/POD", "unpinned/app", "unpinned/POD"} {
+				if cs[key].State == "running" {
+					left = append(left, key)
+				}
+			}
+			return left, err
+		}).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).Should(BeEmpty(), func() string { return node.Describe(ctx) })
+		rebind := rebindPods()
+		for _, p := range rebind {
+			Expect(node.AddPod(p)).To(Succeed())
+		}
+		waitRunning(ctx, node, rebind)
+		waitSyncs(ctx, k, rebind, framework.SyncsPerPhase)
+		Eventually(ctx, func() []string { return notReady(k, rebind) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
+			Should(BeEmpty(), func() string { return k.LogTail(30) })
+		rebound := observe(ctx, node)
+		for _, key := range []string{"rebind-hostnet/app", "rebind/app"} {
+			Expect(rebound.restarts[key]).To(Equal("0"), "%s had to restart: its port was still taken\n%s", key, node.Describe(ctx))
+		}
+		node.StopKubelet()
 	}, SpecTimeout(framework.LongSpec))
 
 	It("recreates the app containers with the vanilla 1.9.11 (negative control)", func(ctx SpecContext) {
 		node := newNode(ctx)
-		pods := upgradePods(filepath.Join(node.Dir, "host"))
+		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
 		for _, p := range pods {
 			Expect(node.AddPod(p)).To(Succeed())
 		}
 		startKubelet(ctx, node, "1.7.5", "vanilla")
 		waitRunning(ctx, node, pods)
 		before := observe(ctx, node)
+		// A sandbox gone while no kubelet ran: vanilla 1.9.11 finds only its
+		// 1.7.5 checkpoint, fails its checksum and deletes it, so nothing
+		// tears the sandbox's network down (hostport rules, the IP under a
+		// network plugin).
+		node.StopKubelet()
+		gone := before.sandboxes()["guaranteed"]
+		Expect(node.Docker.RemoveContainer(ctx, gone)).To(Succeed())
+		Expect(node.Checkpoint(gone)).To(BeAnExistingFile())
 		k := startKubelet(ctx, node, "1.9.11", "vanilla")
 		// The vanilla kubelet recreates every app container on its first
 		// sync; if it ever stops doing so, this control fails and the
 		// patched spec above proves nothing.
 		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(HaveLen(len(before.data)), func() string { return node.Describe(ctx) })
-		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", len(before.data)), k.LogTail(40))
-		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers\n", len(before.data))
+		Expect(k.CountLog("hash changed")).To(BeNumerically(">=", len(before.data)-2), k.LogTail(40))
+		now := observe(ctx, node)
+		Expect(now.labels["unpinned/app"][framework.LabelPodUID]).NotTo(Equal(before.labels["unpinned/app"][framework.LabelPodUID]),
+			"vanilla 1.9.11 replaced the unpinned pod by one of another UID")
+		Expect(k.CountLog(fmt.Sprintf("%s %q is not valid, removing checkpoint", checkpointLost, gone))).To(Equal(1), k.LogTail(40))
+		Expect(node.Checkpoint(gone)).NotTo(BeAnExistingFile())
+		Expect(k.CountLog(fmt.Sprintf("Data:%q", gone))).To(BeZero(), "vanilla 1.9.11 should never have seen the removed sandbox")
+		fmt.Fprintf(GinkgoWriter, "vanilla 1.9.11 recreated %d app containers and deleted 1.7.5's checkpoint of %s\n", len(before.data), gone)
 	}, SpecTimeout(framework.ShortSpec))
 
 	It("applies an edit to a field 1.7 lacks to a container the patched 1.9.11 created", func(ctx SpecContext) {

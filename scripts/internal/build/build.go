@@ -328,18 +328,25 @@ func BuildDir(r *matrix.Release, p Paths) string {
 // and environment for a release: reproducible (-trimpath, empty build id,
 // the pinned build date) and stamped the way hack/lib/version.sh stamps.
 func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []string) {
+	var extra []string
+	if v == matrix.Patched && r.HashBaseline != "" {
+		extra = append(extra, fmt.Sprintf("-X '%s=%s'", hashBaselineVar, r.HashBaseline))
+	}
+	return compileCommand(r, versionVars(r, r.GitVersion(v)), extra, r.CGO, p.GOPATH)
+}
+
+// compileCommand is CompileCommand for any stamped version and cgo setting.
+func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn bool, gopath string) (args, env []string) {
 	var ldflags []string
 	for _, pkg := range versionPackages(r) {
-		for _, kv := range VersionVars(r, v) {
+		for _, kv := range vars {
 			ldflags = append(ldflags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
 		}
 	}
-	if v == matrix.Patched && r.HashBaseline != "" {
-		ldflags = append(ldflags, fmt.Sprintf("-X '%s=%s'", hashBaselineVar, r.HashBaseline))
-	}
+	ldflags = append(ldflags, extra...)
 	args = []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid= " + strings.Join(ldflags, " ")}
 	cgo := "0"
-	if r.CGO {
+	if cgoOn {
 		cgo = "1"
 	}
 	env = []string{"GOTOOLCHAIN=" + r.Go, "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=" + cgo, "GOWORK=off",
@@ -347,7 +354,7 @@ func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []s
 	if r.Era == matrix.EraModules {
 		env = append(env, "GO111MODULE=on", "GOFLAGS=-mod=vendor")
 	} else {
-		env = append(env, "GO111MODULE=off", "GOFLAGS=", "GOPATH="+p.GOPATH)
+		env = append(env, "GO111MODULE=off", "GOFLAGS=", "GOPATH="+gopath)
 	}
 	return args, env
 }
@@ -367,13 +374,17 @@ func versionPackages(r *matrix.Release) []string {
 
 // VersionVars are the stamped key/value pairs.
 func VersionVars(r *matrix.Release, v matrix.Variant) [][2]string {
+	return versionVars(r, r.GitVersion(v))
+}
+
+func versionVars(r *matrix.Release, gitVersion string) [][2]string {
 	major, minor := r.MajorMinor()
 	vars := [][2]string{{"buildDate", r.BuildDate.UTC().Format("2006-01-02T15:04:05Z")}}
 	if r.GitCommit != "" {
 		// "archive": built from a source archive, not a git checkout.
 		vars = append(vars, [2]string{"gitCommit", r.GitCommit}, [2]string{"gitTreeState", "archive"})
 	}
-	return append(vars, [2]string{"gitVersion", r.GitVersion(v)}, [2]string{"gitMajor", major}, [2]string{"gitMinor", minor})
+	return append(vars, [2]string{"gitVersion", gitVersion}, [2]string{"gitMajor", major}, [2]string{"gitMinor", minor})
 }
 
 // prepareFingerprint hashes everything the prepared tree depends on.

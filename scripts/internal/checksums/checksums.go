@@ -78,7 +78,8 @@ func (f File) Lines() []byte {
 
 // Marshal renders CHECKSUMS: a header saying when to update it, then Lines.
 func (f File) Marshal() []byte {
-	return append([]byte("# Expected sha256 of each reproducible kubelet build, relative to _output/.\n"+
+	return append([]byte("# Expected sha256 of each reproducible build (kubelets, and the control planes\n"+
+		"# under <release>/control-plane/bin/), relative to _output/.\n"+
 		"# Update (make update-checksums) only when a pin, a patch, the build flags or the\n"+
 		"# Go toolchain changed on purpose; otherwise a mismatch means the build is not reproducible.\n"), f.Lines()...)
 }
@@ -86,6 +87,12 @@ func (f File) Marshal() []byte {
 // Key is the CHECKSUMS path of a release+variant binary.
 func Key(release, variant string) string {
 	return release + "/" + variant + "/bin/linux/amd64/kubelet"
+}
+
+// ControlPlaneKey is the CHECKSUMS path of one control-plane binary of a
+// release, e.g. 1.9.11/control-plane/bin/kube-apiserver.
+func ControlPlaneKey(release, command string) string {
+	return release + "/control-plane/bin/" + command
 }
 
 // SHA256 returns the hex sha256 of a file.
@@ -110,24 +117,45 @@ type Entry struct {
 // Built hashes the kubelets built under outputDir for each release and
 // variant, in that order; a binary not built here is left out.
 func Built(outputDir string, releases, variants []string) ([]Entry, error) {
-	var out []Entry
+	var keys []string
 	for _, r := range releases {
 		for _, v := range variants {
-			key := Key(r, v)
-			sum, err := SHA256(filepath.Join(outputDir, filepath.FromSlash(key)))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			} else if err != nil {
-				return nil, err
-			}
-			out = append(out, Entry{key, sum})
+			keys = append(keys, Key(r, v))
 		}
+	}
+	return BuiltKeys(outputDir, keys)
+}
+
+// BuiltControlPlane hashes the control-plane binaries built under
+// outputDir for each release; a binary not built here is left out.
+func BuiltControlPlane(outputDir string, releases, commands []string) ([]Entry, error) {
+	var keys []string
+	for _, r := range releases {
+		for _, c := range commands {
+			keys = append(keys, ControlPlaneKey(r, c))
+		}
+	}
+	return BuiltKeys(outputDir, keys)
+}
+
+// BuiltKeys hashes the files under outputDir that keys name, in order;
+// a file that does not exist is left out.
+func BuiltKeys(outputDir string, keys []string) ([]Entry, error) {
+	var out []Entry
+	for _, key := range keys {
+		sum, err := SHA256(filepath.Join(outputDir, filepath.FromSlash(key)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, Entry{key, sum})
 	}
 	return out, nil
 }
 
 // ErrNothingBuilt is returned by Verify when there is nothing to compare.
-var ErrNothingBuilt = errors.New("no built kubelet under _output/ to check (make kubelet first)")
+var ErrNothingBuilt = errors.New("no built kubelet or control plane under _output/ to check (make kubelet or make control-plane first)")
 
 // Verify compares built with f. Each match is written to w as an "ok"
 // line, then each mismatch or missing entry with the expected and actual
@@ -151,7 +179,7 @@ func (f File) Verify(built []Entry, w io.Writer) error {
 	case len(built) == 0:
 		return ErrNothingBuilt
 	case len(failed) > 0:
-		return fmt.Errorf("%d of %d kubelets do not match %s; update it only if a pin, patch, flag or toolchain changed on purpose", len(failed), len(built), FileName)
+		return fmt.Errorf("%d of %d binaries do not match %s; update it only if a pin, patch, flag or toolchain changed on purpose", len(failed), len(built), FileName)
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ func TestBuiltVerifyUpdate(t *testing.T) {
 	f := File{Key("1.9.11", "patched"): sumA, Key("1.9.11", "vanilla"): sumA}
 	var w strings.Builder
 	err = f.Verify(built, &w)
-	if err == nil || !strings.Contains(err.Error(), "2 of 3 kubelets do not match CHECKSUMS") {
+	if err == nil || !strings.Contains(err.Error(), "2 of 3 binaries do not match CHECKSUMS") {
 		t.Errorf("err = %v", err)
 	}
 	wantOut := "ok  " + sumA + "  1.9.11/patched/bin/linux/amd64/kubelet\n" +
@@ -125,5 +125,24 @@ func TestBuiltVerifyUpdate(t *testing.T) {
 	}
 	if err := f.Verify(nil, &w); err != ErrNothingBuilt {
 		t.Errorf("nothing built: %v", err)
+	}
+}
+
+// Control-plane binaries are keyed by their path under _output/ and only
+// those built are hashed.
+func TestBuiltControlPlane(t *testing.T) {
+	out := t.TempDir()
+	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kube-apiserver"), "a")
+	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kubectl"), "b")
+	built, err := BuiltControlPlane(out, []string{"1.7.5", "1.9.11"}, []string{"kube-apiserver", "kube-scheduler", "kubectl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{"1.9.11/control-plane/bin/kube-apiserver", sumA}, {"1.9.11/control-plane/bin/kubectl", sumB}}
+	if len(built) != len(want) || built[0] != want[0] || built[1] != want[1] {
+		t.Errorf("built %v, want %v", built, want)
+	}
+	if k := ControlPlaneKey("1.9.11", "kube-proxy"); k != "1.9.11/control-plane/bin/kube-proxy" {
+		t.Errorf("key %s", k)
 	}
 }

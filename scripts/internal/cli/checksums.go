@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -13,9 +14,9 @@ import (
 // newChecksumsCmd makes verify-checksums, or update-checksums with update.
 func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 	var release string
-	use, short := "verify-checksums", "Compare built kubelets with CHECKSUMS (expected and actual on a mismatch)"
+	use, short := "verify-checksums", "Compare built kubelets and control planes with CHECKSUMS (expected and actual on a mismatch)"
 	if update {
-		use, short = "update-checksums", "Record the built kubelets' sha256 in CHECKSUMS"
+		use, short = "update-checksums", "Record the built kubelets' and control planes' sha256 in CHECKSUMS"
 	}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -38,6 +39,11 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			cp, err := checksums.BuiltControlPlane(m.OutputDir(), releases, controlPlaneNames())
+			if err != nil {
+				return err
+			}
+			built = append(built, cp...)
 			if !update {
 				return want.Verify(built, s.Out)
 			}
@@ -47,6 +53,14 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&release, "release", "", "only this release")
 	return cmd
+}
+
+func controlPlaneNames() []string {
+	var out []string
+	for _, c := range build.ControlPlaneCommands {
+		out = append(out, c.Name)
+	}
+	return out
 }
 
 func variantNames() []string {

@@ -67,6 +67,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	cmd.PersistentFlags().AddGoFlag(v)
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
+		newControlPlaneCmd(s, g),
 		newLockCmd(s, g),
 		newChecksumsCmd(s, g, false),
 		newChecksumsCmd(s, g, true),
@@ -84,6 +85,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newPackageCmd(s, g),
 		newCheckPackageCmd(s, g),
 		newExportPatchesCmd(s, g),
+		newRehearsalCmd(s, g),
 	)
 	return cmd
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 	"kubelet-toolchain/scripts/internal/schemagen"
@@ -42,6 +43,17 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 					}
 				}
 			}
+			for _, r := range m.Releases {
+				if r.Series.ControlPlane == "" {
+					continue
+				}
+				what := fmt.Sprintf("release %s control plane (series %v)", r.Release, r.Series.ForControlPlane())
+				if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: &r, Log: s.Err}); err != nil {
+					fail(what, err)
+				} else {
+					fmt.Fprintf(s.Out, "ok   %s\n", what)
+				}
+			}
 			for _, name := range m.SeriesNames() {
 				sr, err := patch.Load(m.Root, name)
 				if err == nil {
@@ -52,7 +64,7 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 				}
 			}
 			for _, f := range schemagen.Find(m.Root) {
-				n, err := schemagen.Check(ctx, f.ModuleVersion, f.Path)
+				n, err := f.Schema.Check(ctx, f.ModuleVersion, f.Path)
 				if err != nil {
 					fail("generated "+f.Path, err)
 					continue

@@ -54,6 +54,8 @@ type Cmd struct {
 	// Stdout, if set, receives the command's standard output as it runs
 	// instead of it being captured.
 	Stdout io.Writer
+	// Stdin, if set, is the command's standard input.
+	Stdin io.Reader
 	// Timeout bounds the command (DefaultTimeout when zero).
 	Timeout time.Duration
 }
@@ -133,6 +135,7 @@ func Start(ctx context.Context, c Cmd) (*Process, error) {
 	cmd.Env = append(cmd.Environ(), c.Env...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = waitDelay
+	cmd.Stdin = c.Stdin
 	if c.Stdout != nil {
 		cmd.Stdout = c.Stdout
 	} else {

@@ -154,3 +154,31 @@ func TestRepositoryLocks(t *testing.T) {
 		}
 	}
 }
+
+// A seed's override replaces a served exact pin of the committed lock and
+// keeps its own reason; regenerating without the seed keeps the override.
+func TestSeedOverridesLock(t *testing.T) {
+	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/a/exact@v1.0.2",
+		"github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const why = "the pinned revision crashes under Go 1.26"
+	bump := []Candidate{{Root: "github.com/a/exact", Rev: repos[0].Rev, Module: "github.com/a/exact", Version: "v1.0.2", How: "override", Substitution: why}}
+	next, err := Resolve(context.Background(), "1.9.11", repos, l, bump, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Resolve(context.Background(), "1.9.11", repos, next, nil, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, lk := range map[string]*Lock{"with the seed": next, "regenerated from the lock": again} {
+		for _, m := range lk.Modules {
+			if m.Root == "github.com/a/exact" && (m.Version != "v1.0.2" || m.Substitution != why) {
+				t.Errorf("%s: %+v, want v1.0.2 with the seed's reason", name, m)
+			}
+		}
+	}
+}

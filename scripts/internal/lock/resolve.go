@@ -27,8 +27,10 @@ type Candidate struct {
 }
 
 // LoadSeed reads candidate pins found by hand: a JSON list of
-// {root, rev, module, version, how, recursive}; `how` "override" marks a
-// substitution, "missing..." a root with no served version.
+// {root, rev, module, version, how, recursive, substitution}; `how`
+// "override" marks a substitution (its reason from `substitution`, or the
+// nearest-served-version one), "missing..." a root with no served version.
+// A seed's pin wins over the committed lock's.
 func LoadSeed(path string) ([]Candidate, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -71,15 +73,20 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 	var work []pending
 	for _, r := range repos {
 		var cands []Candidate
-		if p, ok := prevByRoot[r.Root]; ok && p.Rev == r.Rev {
-			cands = append(cands, Candidate{Module: p.Module, Version: p.Version, WholeModule: p.WholeModule, Substitution: p.Substitution, How: "lock"})
-		}
+		// A seed is what this run was asked to change, so it goes before the
+		// committed lock: an override can replace even a served exact pin
+		// (with its own reason, e.g. a run-time crash under the pinned Go).
 		if s, ok := seedByRoot[r.Root]; ok && s.Rev == r.Rev && s.Version != "" {
-			s.Substitution = ""
-			if s.How == "override" {
+			switch {
+			case s.How != "override":
+				s.Substitution = ""
+			case strings.TrimSpace(s.Substitution) == "":
 				s.Substitution = fmt.Sprintf("revision %s is not served by the module proxy; %s is the nearest version that is", short(r.Rev), s.Version)
 			}
 			cands = append(cands, s)
+		}
+		if p, ok := prevByRoot[r.Root]; ok && p.Rev == r.Rev {
+			cands = append(cands, Candidate{Module: p.Module, Version: p.Version, WholeModule: p.WholeModule, Substitution: p.Substitution, How: "lock"})
 		}
 		if tag := plainTag(r.Comment); tag != "" {
 			cands = append(cands, Candidate{Module: r.Root, Version: tag, How: "tag"}, Candidate{Module: r.Root, Version: tag + "+incompatible", How: "tag"})

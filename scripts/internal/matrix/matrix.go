@@ -92,6 +92,33 @@ type Series struct {
 	Tools string `json:"tools,omitempty"`
 	// Fixes is applied on top of Build for the patched variant.
 	Fixes string `json:"fixes,omitempty"`
+	// ControlPlane, when set, lets `make control-plane` build the release's
+	// kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and
+	// kube-proxy: from the vanilla tree (Build, Defaults) plus this series
+	// of what only those commands need. Never applied to a kubelet.
+	ControlPlane string `json:"controlPlane,omitempty"`
+}
+
+// ForControlPlane returns the series applied, in order, to the control
+// plane's tree; nil when the release has no control-plane build.
+func (s Series) ForControlPlane() []string {
+	if s.ControlPlane == "" {
+		return nil
+	}
+	var out []string
+	for _, name := range []string{s.Build, s.Defaults, s.ControlPlane} {
+		if name != "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// ControlPlaneGitVersion is the control plane's stamped version: the
+// upstream release plus the control-plane series as build metadata, e.g.
+// v1.9.11+k19-control-plane.
+func (r *Release) ControlPlaneGitVersion() string {
+	return r.ModuleVersion() + "+" + r.Series.ControlPlane
 }
 
 // For returns the series applied, in order, for variant v.
@@ -185,13 +212,13 @@ func (m *Matrix) Baseline(r *Release) (*Release, error) {
 	return newest, nil
 }
 
-// SeriesNames lists every series the releases apply (patched variant),
-// each once, in the order they are first applied.
+// SeriesNames lists every series the releases apply (patched variant,
+// then the control plane's), each once, in the order they are first applied.
 func (m *Matrix) SeriesNames() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range m.Releases {
-		for _, name := range r.Series.For(Patched) {
+		for _, name := range append(r.Series.For(Patched), r.Series.ForControlPlane()...) {
 			if !seen[name] {
 				seen[name] = true
 				out = append(out, name)
@@ -325,7 +352,7 @@ func (r *Release) validate(root string) error {
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
 	}
-	for field, s := range map[string]string{"series.build": r.Series.Build, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes} {
+	for field, s := range map[string]string{"series.build": r.Series.Build, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane} {
 		if s == "" {
 			continue
 		}

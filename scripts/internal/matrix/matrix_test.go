@@ -80,6 +80,7 @@ func TestParseRejects(t *testing.T) {
 		{"short sum", "B10=", "B1=", []string{"release 1.9.11", "moduleSum"}},
 		{"series missing", "fixes: k19-fixes", "fixes: k19-nope", []string{"release 1.9.11", "series.fixes", "k19-nope"}},
 		{"bad series name", "fixes: k19-fixes", "fixes: K19.fixes", []string{"series.fixes"}},
+		{"control-plane series missing", "    fixes: k19-fixes\n", "    fixes: k19-fixes\n    controlPlane: k19-nope\n", []string{"series.controlPlane", "k19-nope"}},
 		{"bad release", "release: 1.9.11", `release: "1.9"`, []string{"field release", `"1.9"`}},
 		{"derived moduleVersion", "  era: godeps\n", "  era: godeps\n  moduleVersion: v1.9.11\n", []string{"release 1.9.11", "moduleVersion"}},
 		{"bad era", "era: godeps", "era: bazel", []string{"era", "bazel"}},
@@ -165,5 +166,32 @@ func TestBaseline(t *testing.T) {
 	r, _ := m.Lookup("1.18.6")
 	if _, err := m.Baseline(r); err == nil || !strings.Contains(err.Error(), "no 1.6 release") {
 		t.Errorf("missing baseline release: %v", err)
+	}
+}
+
+// The control plane's series are the vanilla build's minus the tools, plus
+// its own; the repository's 1.9.11 has one and no other release does.
+func TestControlPlaneSeries(t *testing.T) {
+	s := Series{Build: "k19-build", Defaults: "secure-defaults", Tools: "podhash", Fixes: "k19-fixes", ControlPlane: "k19-control-plane"}
+	if got := s.ForControlPlane(); strings.Join(got, ",") != "k19-build,secure-defaults,k19-control-plane" {
+		t.Errorf("ForControlPlane = %v", got)
+	}
+	s.ControlPlane = ""
+	if got := s.ForControlPlane(); got != nil {
+		t.Errorf("no control-plane series, but ForControlPlane = %v", got)
+	}
+	root, _ := filepath.Abs("../../..")
+	m, err := Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range m.Releases {
+		if has := r.Series.ControlPlane != ""; has != (r.Release == "1.9.11") {
+			t.Errorf("release %s: controlPlane %q", r.Release, r.Series.ControlPlane)
+		}
+	}
+	r, _ := m.Lookup("1.9.11")
+	if v := r.ControlPlaneGitVersion(); v != "v1.9.11+k19-control-plane" {
+		t.Errorf("ControlPlaneGitVersion = %s", v)
 	}
 }

@@ -12,6 +12,8 @@ func (s Series) Role(name string) string {
 		return "the toolchain's cmd/podhash helper, not linked into kubelet"
 	case s.Fixes:
 		return "production fixes"
+	case s.ControlPlane:
+		return "what only the control plane's commands need"
 	}
 	return "series"
 }

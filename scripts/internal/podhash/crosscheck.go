@@ -58,6 +58,9 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 		if err := c.staticPrivileged(ctx, old, filepath.Join(dir, "corpus.json")); err != nil {
 			return err
 		}
+		if err := c.staticUIDs(ctx, old, r, filepath.Join(dir, "corpus.json")); err != nil {
+			return err
+		}
 	}
 	if checked == 0 {
 		return fmt.Errorf("no release in %s has a hashBaseline: nothing to cross-check", c.Matrix.File)
@@ -267,5 +270,64 @@ func (c *Crosscheck) staticPrivileged(ctx context.Context, r *matrix.Release, po
 			r.Release, len(want), len(byDefault), len(withFlag))
 	}
 	fmt.Fprintf(c.Out, "ok  %s static pod path: the %d pods with a privileged container are rejected (as results) without --allow-privileged, none with it\n", r.Release, len(want))
+	return nil
+}
+
+// staticUIDs checks the static pod UID property on the corpus as static
+// pods (those without metadata.uid, about half): the patched r derives the
+// UID old's vanilla kubelet derives for every pod both accept, and r's
+// vanilla kubelet derives another one for every such pod.
+func (c *Crosscheck) staticUIDs(ctx context.Context, old, r *matrix.Release, pods string) error {
+	allowed := true
+	uids := func(rel *matrix.Release, v matrix.Variant) (map[string]string, error) {
+		h, err := BuildFor(ctx, c.Matrix, rel, v, c.Log)
+		if err != nil {
+			return nil, err
+		}
+		h.Options = Options{Source: SourceStatic, AllowPrivileged: &allowed}
+		res, err := h.Hash(ctx, pods, nil)
+		out := map[string]string{}
+		for _, x := range res {
+			if x.UIDDerived && x.Rejected == "" {
+				out[x.Pod] = x.UID
+			}
+		}
+		return out, err
+	}
+	base, err := uids(old, matrix.Vanilla)
+	if err != nil {
+		return err
+	}
+	patched, err := uids(r, matrix.Patched)
+	if err != nil {
+		return err
+	}
+	vanilla, err := uids(r, matrix.Vanilla)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	compared := 0
+	for pod, want := range base {
+		got, ok := patched[pod]
+		if !ok {
+			continue // refused by r (a field its validation rejects)
+		}
+		compared++
+		switch {
+		case got != want:
+			bad = append(bad, fmt.Sprintf("%s: %s derives %s, patched %s %s", pod, old.Release, want, r.Release, got))
+		case vanilla[pod] == want:
+			bad = append(bad, fmt.Sprintf("%s: vanilla %s derives %s's UID %s: the corpus no longer shows the bug", pod, r.Release, old.Release, want))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d of %d static pods without metadata.uid break the UID property (first ones):\n  %s", len(bad), compared, strings.Join(bad[:min(len(bad), 10)], "\n  "))
+	}
+	if compared < len(base)/4 {
+		return fmt.Errorf("only %d of the %d static pods without metadata.uid that %s accepts were compared", compared, len(base), old.Release)
+	}
+	fmt.Fprintf(c.Out, "ok  %d static pods without metadata.uid (of %d %s accepts): %s vanilla UID == %s patched UID for all, %s vanilla differs for all\n",
+		compared, len(base), old.Release, old.Release, r.Release, r.Release)
 	return nil
 }

@@ -161,3 +161,29 @@ func TestCorpus(t *testing.T) {
 		t.Error("a corpus without alpha gates still sets mountPropagation")
 	}
 }
+
+// The patched TO derives FROM's UID for a static pod without metadata.uid
+// (k19-fixes 0004): kept by the patched TO, replaced by the vanilla one,
+// and the summary says which.
+func TestPreflightStaticUIDKeptByPatched(t *testing.T) {
+	from := []Result{res("kube-system/proxy", "kube-proxy", 1, "uid-17", true, nil)}
+	vanilla := []Result{res("kube-system/proxy", "kube-proxy", 10, "uid-19", true, ptr(false))}
+	patched := []Result{res("kube-system/proxy", "kube-proxy", 1, "uid-17", true, ptr(true))}
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11", FromResults: from, Vanilla: vanilla, Patched: patched})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced {
+		t.Errorf("row: %+v", r)
+	}
+	if u := rep.UIDs; len(u) != 1 || u[0].PodReplaced || !u[0].VanillaReplaced || rep.Failed() {
+		t.Errorf("report: %+v", rep)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	out := table.String()
+	if !strings.Contains(out, "the vanilla 1.9.11 derives another UID and replaces the whole pod") ||
+		strings.Contains(out, "the patched 1.9.11 derives another UID") || !strings.Contains(out, "OK: the patched 1.9.11 recreates nothing") {
+		t.Errorf("table:\n%s", out)
+	}
+}

@@ -31,11 +31,13 @@ type Row struct {
 
 // PodUID reports a static pod whose UID each release derives itself.
 type PodUID struct {
-	Pod         string `json:"pod"`
-	From        string `json:"fromUID"`
-	ToVanilla   string `json:"toVanillaUID"`
-	ToPatched   string `json:"toPatchedUID"`
-	PodReplaced bool   `json:"podReplacedByPatched"`
+	Pod       string `json:"pod"`
+	From      string `json:"fromUID"`
+	ToVanilla string `json:"toVanillaUID"`
+	ToPatched string `json:"toPatchedUID"`
+	// VanillaReplaced: TO vanilla derives another UID and replaces the pod.
+	VanillaReplaced bool `json:"vanillaPodReplaced"`
+	PodReplaced     bool `json:"podReplacedByPatched"`
 }
 
 // Report is the outcome of a preflight.
@@ -124,7 +126,7 @@ func Preflight(in Inputs) (*Report, error) {
 		}
 		if fromUID != "" && !seen[v.Pod] && (v.UIDDerived || p.UIDDerived) {
 			seen[v.Pod] = true
-			u := PodUID{Pod: v.Pod, From: fromUID, ToVanilla: v.UID, ToPatched: p.UID, PodReplaced: fromUID != p.UID}
+			u := PodUID{Pod: v.Pod, From: fromUID, ToVanilla: v.UID, ToPatched: p.UID, PodReplaced: fromUID != p.UID, VanillaReplaced: fromUID != v.UID}
 			rep.UIDs = append(rep.UIDs, u)
 			replacedV[v.Pod], replacedP[v.Pod] = fromUID != v.UID, u.PodReplaced
 		}
@@ -232,8 +234,11 @@ func (r *Report) WriteTable(w io.Writer) {
 		}
 		tw.Flush()
 		for _, u := range r.UIDs {
-			if u.PodReplaced {
-				fmt.Fprintf(w, "%s: the UID differs, so the whole pod is replaced (pin metadata.uid in the manifest to keep it)\n", u.Pod)
+			switch {
+			case u.PodReplaced:
+				fmt.Fprintf(w, "%s: the patched %s derives another UID, so the whole pod is replaced (pin metadata.uid in the manifest to keep it)\n", u.Pod, r.To)
+			case u.VanillaReplaced:
+				fmt.Fprintf(w, "%s: the vanilla %s derives another UID and replaces the whole pod; the patched %s derives FROM's and keeps it\n", u.Pod, r.To, r.To)
 			}
 		}
 	}

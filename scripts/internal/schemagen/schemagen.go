@@ -1,9 +1,11 @@
-// Package schemagen extracts the core/v1 Container type graph of one
-// Kubernetes release from that release's own source, as a standalone Go
-// package named v1. A newer kubelet compiled with it can compute the
-// container hash an older kubelet would: go-spew prints type names as
-// "v1.Container", "v1.ResourceList", ..., so the package name, type names
-// and field order must be exactly the old release's.
+// Package schemagen extracts a type graph of one Kubernetes release from
+// that release's own source, as a standalone Go package: the core/v1
+// Container graph (package v1) for the container hash, and the internal
+// Pod graph (package api, <= 1.7's pkg/api) for the static pod UID. A newer
+// kubelet compiled with it can compute the value an older kubelet would:
+// go-spew prints type names as "v1.Container", "api.Pod", ..., so the
+// package name, type names and field order must be exactly the old
+// release's.
 package schemagen
 
 import (
@@ -21,24 +23,55 @@ import (
 	"strings"
 )
 
-// typesFiles are where core/v1 lives in the trees, newest layout first.
-var typesFiles = []string{
-	"staging/src/k8s.io/api/core/v1/types.go", // 1.8 - 1.14
-	"pkg/api/v1/types.go",                     // <= 1.7
+// Schema is one kind of type graph: where its types.go lives, the type
+// the graph starts from and the package name go-spew must print.
+type Schema struct {
+	// Name is the --schema value ("" is the container schema).
+	Name string
+	// Files are where types.go lives in the trees, newest layout first.
+	Files   []string
+	Root    string
+	Package string
+	// What describes the graph in the generated file's header.
+	What string
 }
 
-// Root is the type the graph starts from.
-const Root = "Container"
+// Container is the core/v1 Container graph (the container hash).
+var Container = Schema{
+	Files: []string{
+		"staging/src/k8s.io/api/core/v1/types.go", // 1.8 - 1.14
+		"pkg/api/v1/types.go",                     // <= 1.7
+	},
+	Root: "Container", Package: "v1", What: "The core/v1 Container type graph",
+}
 
-// FromZip reads core/v1 types.go of a module zip and returns the generated
-// package source. header is written at the top as a comment.
-func FromZip(zipPath, modulePrefix, header string) ([]byte, error) {
+// InternalPod is the internal Pod graph of pkg/api (<= 1.7; 1.8 moved it
+// to pkg/apis/core, package core), which static pod UIDs are derived from.
+var InternalPod = Schema{
+	Name:  "internal-pod",
+	Files: []string{"pkg/api/types.go"},
+	Root:  "Pod", Package: "api", What: "The internal (pkg/api) Pod type graph",
+}
+
+// SchemaNamed returns the schema a --schema value names.
+func SchemaNamed(name string) (Schema, error) {
+	for _, s := range []Schema{Container, InternalPod} {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Schema{}, fmt.Errorf("unknown schema %q (have \"\" for the container graph, %q)", name, InternalPod.Name)
+}
+
+// FromZip reads the schema's types.go of a module zip and returns the
+// generated package source. header is written at the top as a comment.
+func (sc Schema) FromZip(zipPath, modulePrefix, header string) ([]byte, error) {
 	z, err := zip.OpenReader(zipPath)
 	if err != nil {
 		return nil, err
 	}
 	defer z.Close()
-	for _, name := range typesFiles {
+	for _, name := range sc.Files {
 		f, err := z.Open(modulePrefix + "/" + name)
 		if err != nil {
 			continue
@@ -48,14 +81,20 @@ func FromZip(zipPath, modulePrefix, header string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return Generate(src, name, header)
+		return sc.Generate(src, name, header)
 	}
-	return nil, fmt.Errorf("%s: no core/v1 types.go (looked for %s)", zipPath, strings.Join(typesFiles, ", "))
+	return nil, fmt.Errorf("%s: no %s types.go (looked for %s)", zipPath, sc.Package, strings.Join(sc.Files, ", "))
 }
 
-// Generate returns the type graph reachable from Container in the given
-// types.go source, as package v1.
+// Generate returns the container graph of a core/v1 types.go.
 func Generate(src []byte, filename, header string) ([]byte, error) {
+	return Container.Generate(src, filename, header)
+}
+
+// Generate returns the type graph reachable from the schema's root in the
+// given types.go source, as the schema's package.
+func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
+	Root := sc.Root
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, filename, src, 0) // comments dropped
 	if err != nil {
@@ -118,14 +157,14 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 	}
 
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("%s: the Container graph uses packages the file does not import: %v", filename, unknown)
+		return nil, fmt.Errorf("%s: the %s graph uses packages the file does not import: %v", filename, Root, unknown)
 	}
 
 	var out bytes.Buffer
 	for _, l := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
 		fmt.Fprintf(&out, "// %s\n", l)
 	}
-	out.WriteString("\npackage v1\n\n")
+	fmt.Fprintf(&out, "\npackage %s\n\n", sc.Package)
 	var names []string
 	for n := range usedImports {
 		names = append(names, n)

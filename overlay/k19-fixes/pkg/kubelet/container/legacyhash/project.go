@@ -21,6 +21,22 @@ func copyValue(dst, src reflect.Value) {
 		dst.Set(src)
 		return
 	}
+	// A field that is a pointer in one release and a value in the other
+	// (the internal EmptyDirVolumeSource.SizeLimit: a Quantity in 1.7, a
+	// *Quantity in 1.9): the older decoder left the value zero where the
+	// newer one leaves the pointer nil.
+	if src.Kind() == reflect.Ptr && dst.Kind() != reflect.Ptr {
+		if !src.IsNil() {
+			copyValue(dst, src.Elem())
+		}
+		return
+	}
+	if dst.Kind() == reflect.Ptr && src.Kind() != reflect.Ptr {
+		p := reflect.New(dst.Type().Elem())
+		copyValue(p.Elem(), src)
+		dst.Set(p)
+		return
+	}
 	switch dst.Kind() {
 	case reflect.Struct:
 		for i, j := range fieldPlan(dst.Type(), src.Type()) {

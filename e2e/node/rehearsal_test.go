@@ -1,0 +1,136 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"kubelet-toolchain/e2e/framework"
+)
+
+// rehearsalReport is what the spec reads of _output/rehearsal/report.json.
+type rehearsalReport struct {
+	From, To, Variant string
+	ControlPlane      string `json:"controlPlane"`
+	Nodes             []struct {
+		Name     string
+		Kubelets []string
+	}
+	Pods []struct {
+		Namespace, Name, Node, UID, Outcome, Predicted, Detail string
+		Restarts                                               int
+		NotReadySeconds                                        float64 `json:"notReadySeconds"`
+	}
+	Summary struct {
+		Pods, Kept, Changed, Mispredicted int
+		NotReadySeconds                   float64 `json:"notReadySeconds"`
+		FailedRequests                    int     `json:"failedRequests"`
+		Requests                          int
+	}
+}
+
+// rehearse runs `toolchain rehearsal run` and returns its exit status and
+// report. Its output goes to the spec's log.
+func rehearse(ctx context.Context, args ...string) (int, rehearsalReport) {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"),
+		append([]string{"--root", repoRoot, "rehearsal", "run"}, args...)...)
+	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	Expect(code).NotTo(Equal(2), "the rehearsal could not be carried out (exit 2); see its output above")
+	var rep rehearsalReport
+	b, err := os.ReadFile(filepath.Join(repoRoot, "_output", "rehearsal", "report.json"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(json.Unmarshal(b, &rep)).To(Succeed())
+	return code, rep
+}
+
+func rehearsalDown(ctx context.Context) {
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"), "--root", repoRoot, "rehearsal", "down")
+	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(cmd.Run()).To(Succeed(), "rehearsal down")
+}
+
+var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Ordered, func() {
+	BeforeAll(func(ctx SpecContext) {
+		DeferCleanup(func(ctx SpecContext) {
+			rehearsalDown(ctx)
+			By("rehearsal down left nothing behind")
+			out, err := exec.CommandContext(ctx, "ip", "link", "show", "kubelet-rh0").CombinedOutput()
+			Expect(err).To(HaveOccurred(), "the rehearsal's bridge is still there: %s", out)
+			mounts, err := os.ReadFile("/proc/self/mountinfo")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(mounts)).NotTo(ContainSubstring(filepath.Join(repoRoot, "_output", "rehearsal")+"/"), "mounts left under _output/rehearsal")
+			for _, pid := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+				Expect(filepath.Join(repoRoot, "_output", "rehearsal", "run", pid+".pid")).NotTo(BeAnExistingFile())
+			}
+		}, NodeTimeout(framework.ShortSpec))
+	})
+
+	It("patched 1.9.11 keeps every pod across 1.7.5 -> 1.9.11 -> 1.7.5 -> 1.9.11 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
+		code, rep := rehearse(ctx, "--from", "1.7.5", "--to", "1.9.11", "--variant", "patched", "--nodes", "2")
+		Expect(rep.Variant).To(Equal("patched"))
+		Expect(rep.ControlPlane).To(HavePrefix("v1.9.11"))
+		Expect(rep.Nodes).To(HaveLen(2))
+		for _, n := range rep.Nodes {
+			Expect(n.Kubelets).To(HaveLen(4), "node %s ran %v", n.Name, n.Kubelets)
+			for i, v := range n.Kubelets {
+				want := "v1.7.5+"
+				if i%2 == 1 {
+					want = "v1.9.11+patched"
+				}
+				Expect(v).To(HavePrefix(want), "node %s kubelet %d", n.Name, i)
+			}
+		}
+		Expect(rep.Pods).NotTo(BeEmpty())
+		for _, p := range rep.Pods {
+			Expect(p.Outcome).To(Equal("kept"), "%s/%s on %s: %s", p.Namespace, p.Name, p.Node, p.Detail)
+			Expect(p.Predicted).To(Equal("kept"), "%s/%s: the preflight predicted %s", p.Namespace, p.Name, p.Predicted)
+		}
+		Expect(rep.Summary.FailedRequests).To(BeZero())
+		Expect(rep.Summary.Requests).To(BeNumerically(">", 100), "the prober sent hardly any requests")
+		// Every kubelet restart, to the same release too, reports a pod with
+		// a readiness probe not Ready until the probe passes again
+		// (kubernetes/kubernetes#78733, #100277): a few seconds per switch,
+		// 3 switches per node. A pod without a probe never goes unready; one
+		// whose containers were recreated is out for much longer.
+		for _, p := range rep.Pods {
+			bound := 30.0
+			if strings.HasPrefix(p.Name, "privileged-agent-") {
+				bound = 0
+			}
+			Expect(p.NotReadySeconds).To(BeNumerically("<=", bound), "%s/%s was not Ready for %.0fs", p.Namespace, p.Name, p.NotReadySeconds)
+		}
+		Expect(code).To(Equal(0))
+	}, SpecTimeout(framework.LongSpec))
+
+	It("vanilla 1.9.11 recreates the pods, as predicted, and fails (negative control)", func(ctx SpecContext) {
+		code, rep := rehearse(ctx, "--from", "1.7.5", "--to", "1.9.11", "--variant", "vanilla", "--nodes", "2")
+		Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
+		recreated := 0
+		for _, p := range rep.Pods {
+			if p.Outcome == "recreated" || p.Outcome == "replaced" {
+				recreated++
+			}
+			Expect(p.Outcome).NotTo(Equal("kept"), "%s/%s was kept by vanilla 1.9.11", p.Namespace, p.Name)
+			held := p.Outcome == p.Predicted
+			Expect(held).To(BeTrue(), "%s/%s: %s, predicted %s", p.Namespace, p.Name, p.Outcome, p.Predicted)
+		}
+		Expect(rep.Summary.Changed).To(Equal(recreated))
+		Expect(strings.ToLower(rep.Variant)).To(Equal("vanilla"))
+	}, SpecTimeout(framework.LongSpec))
+})

@@ -1,0 +1,88 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseVersionOutput(t *testing.T) {
+	raw := []byte(`version.Info{Major:"1", Minor:"9", GitVersion:"v1.9.11+k19-control-plane", GitCommit:"1bfeeb6f212135a22dc787b73e1980e5bccef13d", GitTreeState:"archive", BuildDate:"2018-09-28T21:35:22Z", GoVersion:"go1.26.8", Compiler:"gc", Platform:"linux/amd64"}` + "\n")
+	v, c, err := ParseVersionOutput("kube-apiserver", raw)
+	if err != nil || v != "v1.9.11+k19-control-plane" || c != "1bfeeb6f212135a22dc787b73e1980e5bccef13d" {
+		t.Errorf("raw: %q %q %v", v, c, err)
+	}
+	js := []byte(`{"clientVersion": {"major": "1", "minor": "9", "gitVersion": "v1.9.11+k19-control-plane", "gitCommit": "1bfeeb6f212135a22dc787b73e1980e5bccef13d"}}`)
+	v, c, err = ParseVersionOutput("kubectl", js)
+	if err != nil || v != "v1.9.11+k19-control-plane" || c != "1bfeeb6f212135a22dc787b73e1980e5bccef13d" {
+		t.Errorf("json: %q %q %v", v, c, err)
+	}
+	// Plain --version output names no commit: refused, not passed.
+	if _, _, err := ParseVersionOutput("kube-apiserver", []byte("Kubernetes v1.9.11\n")); err == nil {
+		t.Error("plain --version output accepted")
+	}
+	if _, _, err := ParseVersionOutput("kubectl", []byte(`{"serverVersion": {}}`)); err == nil {
+		t.Error("kubectl output without clientVersion accepted")
+	}
+}
+
+// OpenAPIDirs selects packages as build/root/Makefile.generated_files
+// does: a `// +k8s:` tag line and the openapi-gen tag, outside the pruned
+// directories, plus the staging repositories through vendor/ symlinks.
+func TestOpenAPIDirs(t *testing.T) {
+	tree := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(tree, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tagged := "// +k8s:openapi-gen=true\n\npackage x\n"
+	write("pkg/apis/a/doc.go", tagged)
+	write("pkg/apis/b/types.go", "// +k8s:deepcopy-gen=package\n\npackage b\n\n// +k8s:openapi-gen=false\ntype T struct{}\n")
+	write("pkg/apis/c/doc.go", "package c\n\n// mentions +k8s:openapi-gen= in prose only\n")
+	write("pkg/apis/d/README.md", tagged)
+	write("examples/e/doc.go", tagged)
+	write("docs/f/doc.go", tagged)
+	write("_output/g/doc.go", tagged)
+	write(".hidden/h/doc.go", tagged)
+	write("staging/src/k8s.io/api/core/v1/doc.go", tagged)
+	write("staging/src/k8s.io/unlisted/x/doc.go", tagged)
+	write("vendor/github.com/other/doc.go", tagged)
+	if err := os.MkdirAll(filepath.Join(tree, "vendor/k8s.io"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"api", "unlisted"} {
+		if err := os.Symlink("../../staging/src/k8s.io/"+n, filepath.Join(tree, "vendor/k8s.io", n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := OpenAPIDirs(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("OpenAPIDirs = %v, want %v", got, want)
+	}
+}
+
+func TestControlPlaneCommandsAreMainPackages(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range ControlPlaneCommands {
+		if seen[c.Name] || strings.HasPrefix(c.Package, "/") || !strings.Contains(c.Package, "cmd/") {
+			t.Errorf("bad command %+v", c)
+		}
+		seen[c.Name] = true
+	}
+	for _, n := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kube-proxy"} {
+		if !seen[n] {
+			t.Errorf("%s is not built", n)
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/rehearsal"
+)
+
+// rehearsalFlags are shared by rehearsal run, up and down.
+type rehearsalFlags struct {
+	from, to, variant, manifests, images string
+	nodes                                int
+	bridge, bridgeCIDR                   string
+	settle                               time.Duration
+}
+
+func (f *rehearsalFlags) network() rehearsal.Network {
+	return rehearsal.Network{Bridge: f.bridge, CIDR: f.bridgeCIDR}
+}
+
+func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
+	f := &rehearsalFlags{}
+	cmd := &cobra.Command{
+		Use:   "rehearsal",
+		Short: "Upgrade rehearsal on kind-style nodes: a real control plane, nodes as containers, pods through the API",
+	}
+	cmd.PersistentFlags().StringVar(&f.bridge, "bridge", envOr("REHEARSAL_BRIDGE", "kubelet-rh0"), "the rehearsal engine's bridge (env REHEARSAL_BRIDGE)")
+	cmd.PersistentFlags().StringVar(&f.bridgeCIDR, "bridge-cidr", envOr("REHEARSAL_BRIDGE_CIDR", "198.18.202.1/24"), "the bridge's address; the API server listens on it (env REHEARSAL_BRIDGE_CIDR)")
+
+	up := func(cmd *cobra.Command, withTo bool) (rehearsal.UpOptions, *matrix.Release, matrix.Variant, error) {
+		var o rehearsal.UpOptions
+		m, from, err := g.release(f.from)
+		if err != nil {
+			return o, nil, "", &ExitError{Code: 2, Err: fmt.Errorf("FROM: %w", err)}
+		}
+		var to *matrix.Release
+		var v matrix.Variant
+		if withTo {
+			if to, err = m.Lookup(f.to); err != nil || f.to == "" {
+				return o, nil, "", &ExitError{Code: 2, Err: fmt.Errorf("TO=%q: %v (supported: %v)", f.to, err, m.Names())}
+			}
+			if v, err = parseVariant(f.variant); err != nil {
+				return o, nil, "", &ExitError{Code: 2, Err: err}
+			}
+		}
+		cpBin, err := controlPlaneFor(cmd.Context(), s, m)
+		if err != nil {
+			return o, nil, "", &ExitError{Code: 2, Err: err}
+		}
+		o = rehearsal.UpOptions{Matrix: m, From: from, Nodes: f.nodes, Network: f.network(), ControlPlaneBin: cpBin, Log: s.Err}
+		return o, to, v, nil
+	}
+
+	run := &cobra.Command{
+		Use:   "run",
+		Short: "Bring the cluster up (or reuse it), apply the workloads, switch every node's kubelet FROM -> TO -> FROM -> TO, report every pod",
+		Long: `Writes _output/rehearsal/report.json, junit.xml and the components' logs.
+Exit status: 0 every pod kept and every prediction held, 1 a pod changed,
+a prediction failed or a request failed, 2 the rehearsal could not run.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			uo, to, v, err := up(cmd, true)
+			if err != nil {
+				return err
+			}
+			o := rehearsal.Options{UpOptions: uo, To: to, Variant: v, Manifests: f.manifests, Images: strings.Fields(f.images), Settle: f.settle}
+			if o.Manifests != "" {
+				if o.Manifests, err = filepath.Abs(o.Manifests); err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+			}
+			rep, err := rehearsal.Run(cmd.Context(), o)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			l := rehearsal.NewLayout(uo.Matrix.Root)
+			if err := rep.Write(l.Report()); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			if err := rep.WriteJUnit(l.JUnit()); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			rep.WriteTable(s.Out)
+			fmt.Fprintf(s.Err, "report: %s\n", l.Report())
+			if !rep.Passed() {
+				return &ExitError{Code: 1, Err: errors.New("the rehearsal found pods that did not survive the switch as predicted (see the report)")}
+			}
+			return nil
+		},
+	}
+	run.Flags().StringVar(&f.to, "to", "", "the kubelet release to switch to (TO)")
+	run.Flags().StringVar(&f.variant, "variant", string(matrix.Patched), "TO's variant: patched or vanilla (the negative control)")
+	run.Flags().StringVar(&f.manifests, "manifests", "", "a directory of your own workloads (default: the built-in ones)")
+	run.Flags().StringVar(&f.images, "images", "", "images to load into every node: names on the rehearsal's or the machine's engine, or docker save tarballs (space separated)")
+	run.Flags().DurationVar(&f.settle, "settle", 25*time.Second, "how long each node is watched after a switch, once Ready")
+
+	upCmd := &cobra.Command{
+		Use:   "up",
+		Short: "Bring a cluster up with FROM's kubelets and leave it running",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			uo, _, _, err := up(cmd, false)
+			if err != nil {
+				return err
+			}
+			c, err := rehearsal.Up(cmd.Context(), uo)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			fmt.Fprintf(s.Out, "export KUBECONFIG=%s\n", c.Layout.Kubeconfig())
+			fmt.Fprintf(s.Err, "kubectl: %s\n", c.Kubectl.Bin)
+			return nil
+		},
+	}
+	downCmd := &cobra.Command{
+		Use:   "down",
+		Short: "Remove everything the rehearsal created (nodes, volumes, control plane, its engine and bridge)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := filepath.Abs(g.root)
+			if err != nil {
+				return err
+			}
+			if err := rehearsal.Down(cmd.Context(), root, f.network(), true, s.Err); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			return nil
+		},
+	}
+	for _, c := range []*cobra.Command{run, upCmd} {
+		c.Flags().StringVar(&f.from, "from", "", "the kubelet release the nodes run first (FROM), vanilla")
+		c.Flags().IntVar(&f.nodes, "nodes", 2, "number of nodes")
+	}
+	cmd.AddCommand(run, upCmd, downCmd)
+	return cmd
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// controlPlaneRelease is the control plane every rehearsal runs: a 1.9
+// API server takes 1.7 and 1.9 kubelets (within the supported skew).
+const controlPlaneRelease = "1.9.11"
+
+// controlPlaneFor builds (or reuses) the rehearsal's control plane and
+// returns the directory of its binaries.
+func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, error) {
+	r, err := m.Lookup(controlPlaneRelease)
+	if err != nil {
+		return "", err
+	}
+	if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
+		return "", fmt.Errorf("control plane %s: %w", r.Release, err)
+	}
+	return build.ControlPlanePathsFor(m.OutputDir(), r.Release).Bin, nil
+}

@@ -1,0 +1,132 @@
+package execx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Daemon is a process that outlives the toolchain: the rehearsal's control
+// plane keeps running after `make rehearsal-up` returns. Its pid file
+// names it, and it is recognised again only while its command line still
+// holds Marker, so a recycled pid is never signalled.
+type Daemon struct {
+	Name string
+	Args []string
+	Env  []string
+	// Log receives stdout and stderr (appended).
+	Log string
+	// PidFile is written once the process started.
+	PidFile string
+	// Marker must occur in one of Args (a path of ours, such as a data dir).
+	Marker string
+}
+
+// StartDaemon starts d in a session of its own, detached from the
+// toolchain's terminal and signals, and returns its pid.
+func StartDaemon(ctx context.Context, d Daemon) (int, error) {
+	if !argsHold(d.Args, d.Marker) {
+		return 0, fmt.Errorf("daemon %s: marker %q is in none of its arguments", d.Name, d.Marker)
+	}
+	if err := os.MkdirAll(filepath.Dir(d.Log), 0o755); err != nil {
+		return 0, err
+	}
+	logf, err := os.OpenFile(d.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(d.Name, d.Args...)
+	cmd.Env = append(cmd.Environ(), d.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	c := Cmd{Name: d.Name, Args: d.Args, Env: d.Env}
+	logr.FromContextOrDiscard(ctx).V(2).Info("start daemon", "command", CommandLine(c), "log", d.Log)
+	if err := cmd.Start(); err != nil {
+		return 0, &Error{Command: CommandLine(c), Err: err}
+	}
+	pid := cmd.Process.Pid
+	// Reap it if it dies while we still run; after we exit, init does.
+	go cmd.Wait()
+	if err := os.WriteFile(d.PidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		cmd.Process.Kill()
+		return 0, err
+	}
+	return pid, nil
+}
+
+// DaemonPid returns the pid in pidFile if it names a live process whose
+// command line holds marker.
+func DaemonPid(pidFile, marker string) (int, bool) {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || !argsHold(strings.Split(string(raw), "\x00"), marker) {
+		return 0, false
+	}
+	// A zombie (exited, not yet reaped) is not running.
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return 0, false
+		}
+	}
+	return pid, true
+}
+
+// StopDaemon stops the daemon pidFile names (SIGTERM, then SIGKILL after
+// grace) and removes the pid file. It reports whether one was running; a
+// pid file naming no process of ours is removed and left at that.
+func StopDaemon(pidFile, marker string, grace time.Duration) (bool, error) {
+	pid, ok := DaemonPid(pidFile, marker)
+	if !ok {
+		if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+		return false, nil
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if _, alive := DaemonPid(pidFile, marker); !alive {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if _, alive := DaemonPid(pidFile, marker); alive {
+		syscall.Kill(pid, syscall.SIGKILL)
+		for i := 0; i < 100; i++ {
+			if _, alive := DaemonPid(pidFile, marker); !alive {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return true, os.Remove(pidFile)
+}
+
+func argsHold(args []string, marker string) bool {
+	if marker == "" {
+		return false
+	}
+	for _, a := range args {
+		if strings.Contains(a, marker) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,138 @@
+package nodes
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/execx"
+)
+
+// Event is one container event of a node's inner engine.
+type Event struct {
+	Time   time.Time
+	Action string // create, start, die, destroy, kill, exec_start, ...
+	ID     string
+	// Attributes hold the container's labels (io.kubernetes.pod.name,
+	// io.kubernetes.pod.namespace, io.kubernetes.pod.uid,
+	// io.kubernetes.container.name, ...), its name and image.
+	Attributes map[string]string
+}
+
+// eventsFormat makes docker events print one JSON object per line.
+const eventsFormat = "{{json .}}"
+
+func parseEvent(line []byte) (Event, error) {
+	var raw struct {
+		Action   string `json:"Action"`
+		TimeNano int64  `json:"timeNano"`
+		Actor    struct {
+			ID         string            `json:"ID"`
+			Attributes map[string]string `json:"Attributes"`
+		} `json:"Actor"`
+	}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Event{}, fmt.Errorf("event %q: %w", line, err)
+	}
+	return Event{Time: time.Unix(0, raw.TimeNano), Action: raw.Action, ID: raw.Actor.ID, Attributes: raw.Actor.Attributes}, nil
+}
+
+// Events returns the inner engine's container events from since until
+// now. dockerd keeps only its last 256 events in memory: for anything
+// longer than a short window use RecordEvents.
+func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
+	out, err := n.Docker(ctx, "events", "--filter", "type=container",
+		"--since", unixNano(since), "--until", unixNano(time.Now()), "--format", eventsFormat)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: events: %w", n.Name, err)
+	}
+	var evs []Event
+	for _, l := range lines(out) {
+		ev, err := parseEvent([]byte(l))
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}
+
+// EventRecorder streams a node's inner container events until stopped.
+type EventRecorder struct {
+	node  string
+	p     *execx.Process
+	stdin *io.PipeWriter
+	done  chan struct{}
+	mu    sync.Mutex
+	evs   []Event
+	err   error
+}
+
+// RecordEvents starts streaming the node's inner container events. The
+// inner `docker events` ends when its stdin closes (Stop), so nothing is
+// left running in the node.
+func (n *Node) RecordEvents(ctx context.Context) (*EventRecorder, error) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p, err := execx.Start(ctx, execx.Cmd{
+		Name: dockerCLI,
+		Args: []string{"-H", "unix://" + n.cluster.Engine.Socket, "exec", "-i", n.Container, "sh", "-c",
+			`docker events --filter type=container --format '` + eventsFormat + `' & p=$!; cat >/dev/null; kill $p`},
+		Stdin: inR, Stdout: outW, Timeout: 24 * time.Hour,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("node %s: record events: %w", n.Name, err)
+	}
+	r := &EventRecorder{node: n.Name, p: p, stdin: inW, done: make(chan struct{})}
+	go func() { outW.CloseWithError(p.Wait()) }()
+	go func() {
+		defer close(r.done)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			ev, err := parseEvent(sc.Bytes())
+			r.mu.Lock()
+			if err != nil && r.err == nil {
+				r.err = err
+			} else if err == nil {
+				r.evs = append(r.evs, ev)
+			}
+			r.mu.Unlock()
+		}
+	}()
+	return r, nil
+}
+
+// Events returns the events recorded so far.
+func (r *EventRecorder) Events() []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Event(nil), r.evs...)
+}
+
+// Stop ends the stream and returns every recorded event.
+func (r *EventRecorder) Stop() ([]Event, error) {
+	r.stdin.Close()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		r.p.Stop()
+		<-r.done
+	}
+	err := r.p.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return r.evs, fmt.Errorf("node %s: %w", r.node, r.err)
+	}
+	// Closing stdin ends `cat`, which kills `docker events`: exit 143 is ours.
+	if err != nil && !strings.Contains(err.Error(), "exit status 143") {
+		return r.evs, fmt.Errorf("node %s: record events: %w", r.node, err)
+	}
+	return r.evs, nil
+}

@@ -1,0 +1,129 @@
+package nodes
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestKubeletArgs(t *testing.T) {
+	o := KubeletOptions{NodeName: "n1", NodeIP: "198.18.202.2", Kubeconfig: "/etc/kubernetes/node/kubeconfig",
+		ClientCAFile: "/etc/kubernetes/node/ca.crt", AllowSwap: true, Extra: []string{"--cluster-dns=10.96.0.10"}}
+	a17, err := KubeletArgs("1.7.5", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a19, err := KubeletArgs("1.9.11", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--kubeconfig=/etc/kubernetes/node/kubeconfig", "--hostname-override=n1",
+		"--node-ip=198.18.202.2", "--cgroup-driver=cgroupfs", "--network-plugin=cni", "--cni-bin-dir=/opt/cni/bin",
+		"--cni-conf-dir=/etc/cni/net.d", "--pod-manifest-path=/etc/kubernetes/manifests", "--allow-privileged=true",
+		"--pod-infra-container-image=" + DefaultPauseImage, "--client-ca-file=/etc/kubernetes/node/ca.crt", "--v=2"} {
+		if !slices.Contains(a17, want) || !slices.Contains(a19, want) {
+			t.Errorf("%s missing: 1.7 %v\n1.9 %v", want, a17, a19)
+		}
+	}
+	// 1.7 needs --require-kubeconfig and has no --fail-swap-on.
+	if !slices.Contains(a17, "--require-kubeconfig=true") || slices.Contains(a19, "--require-kubeconfig=true") {
+		t.Errorf("--require-kubeconfig: 1.7 %v\n1.9 %v", a17, a19)
+	}
+	if slices.ContainsFunc(a17, func(s string) bool { return strings.HasPrefix(s, "--fail-swap-on") }) {
+		t.Errorf("1.7 got --fail-swap-on: %v", a17)
+	}
+	if !slices.Contains(a19, "--fail-swap-on=false") {
+		t.Errorf("1.9 with swap lacks --fail-swap-on=false: %v", a19)
+	}
+	if a19[len(a19)-1] != "--cluster-dns=10.96.0.10" {
+		t.Errorf("extra flags not last: %v", a19)
+	}
+	// Standalone: no kubeconfig flags at all.
+	s, _ := KubeletArgs("1.7.5", KubeletOptions{NodeName: "n1"})
+	for _, a := range s {
+		if strings.Contains(a, "kubeconfig") || strings.HasPrefix(a, "--node-ip") || strings.HasPrefix(a, "--client-ca") {
+			t.Errorf("standalone got %s", a)
+		}
+	}
+	for _, bad := range []string{"", "2.0.0", "1.x", "17"} {
+		if _, err := KubeletArgs(bad, o); err == nil {
+			t.Errorf("release %q: want error", bad)
+		}
+	}
+}
+
+func TestAptMirror(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "sources.list")
+	os.WriteFile(list, []byte("# comment\ndeb-src http://src.example/debian bookworm main\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian bookworm main contrib\n"), 0o644)
+	sources := filepath.Join(dir, "debian.sources")
+	os.WriteFile(sources, []byte("Types: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\nComponents: main\n\nTypes: deb\nURIs: http://two.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n"), 0o644)
+	missing := filepath.Join(dir, "nope.list")
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{missing, list, sources}, "http://one.example/debian"},
+		{[]string{sources, list}, "http://two.example/debian"},
+	} {
+		got, err := AptMirror(tc.files, "bookworm")
+		if err != nil || got != tc.want {
+			t.Errorf("%v: got %q, %v; want %q", tc.files, got, err, tc.want)
+		}
+	}
+	if _, err := AptMirror([]string{sources}, "trixie"); err == nil || !strings.Contains(err.Error(), "trixie") {
+		t.Errorf("want an error naming the suite, got %v", err)
+	}
+}
+
+func TestImageKey(t *testing.T) {
+	k := imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: x"))
+	for _, other := range []string{
+		imageKey([]string{"a", "b", "c"}, "minbase", "bookworm", []byte("Date: x")),
+		imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: y")),
+		imageKey([]string{"a", "b"}, "apt", "bookworm", []byte("Date: x")),
+	} {
+		if other == k {
+			t.Errorf("key %s did not change", k)
+		}
+	}
+	if k != imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: x")) {
+		t.Error("key not stable")
+	}
+}
+
+func TestCNIConfig(t *testing.T) {
+	var c struct {
+		CNIVersion string `json:"cniVersion"`
+		Plugins    []struct {
+			Type string `json:"type"`
+			IPAM struct {
+				Subnet string `json:"subnet"`
+			} `json:"ipam"`
+			Capabilities map[string]bool `json:"capabilities"`
+		} `json:"plugins"`
+	}
+	if err := json.Unmarshal(CNIConfig("10.244.3.0/24"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.CNIVersion != "0.3.1" || len(c.Plugins) != 2 || c.Plugins[0].Type != "bridge" ||
+		c.Plugins[0].IPAM.Subnet != "10.244.3.0/24" || c.Plugins[1].Type != "portmap" || !c.Plugins[1].Capabilities["portMappings"] {
+		t.Errorf("unexpected config %+v", c)
+	}
+}
+
+func TestParseRun(t *testing.T) {
+	n := &Node{Spec: Spec{Name: "a"}, cluster: &Cluster{WorkDir: "/w"}}
+	r, err := n.parseRun("noise\nold=12 pid=34 log=/var/log/node/kubelet-02-1.9.11-patched.log\n")
+	if err != nil || r.OldPID != 12 || r.PID != 34 || r.Log != "/w/logs/a/kubelet-02-1.9.11-patched.log" {
+		t.Errorf("got %+v, %v", r, err)
+	}
+	for _, bad := range []string{"", "pid=x old=1 log=/var/log/node/k", "old=1 pid=2 log=/etc/passwd"} {
+		if _, err := n.parseRun(bad); err == nil {
+			t.Errorf("%q: want error", bad)
+		}
+	}
+}

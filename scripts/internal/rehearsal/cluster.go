@@ -1,0 +1,374 @@
+package rehearsal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/nodes"
+)
+
+// Network is the rehearsal engine's bridge: node containers sit on it and
+// the API server listens on its address. The default range is RFC 2544's
+// benchmarking range (unlikely on a real network) and differs from the
+// node e2e's engine, so both can run at once.
+type Network struct {
+	Bridge string // default kubelet-rh0
+	CIDR   string // the bridge's address, default 198.18.202.1/24
+}
+
+// Address is the bridge's own IP (the API server's).
+func (n Network) Address() (string, error) {
+	ip, _, err := net.ParseCIDR(n.CIDR)
+	if err != nil {
+		return "", fmt.Errorf("bridge address %q: %w", n.CIDR, err)
+	}
+	return ip.String(), nil
+}
+
+// clusterName prefixes node containers and volumes.
+const clusterName = "rehearsal"
+
+// Images every node needs: the pause images and the default workloads'.
+var baseImages = []string{"gcr.io/google_containers/pause-amd64:3.0", "e2e.local/workload:1"}
+
+// UpOptions describe the cluster to bring up.
+type UpOptions struct {
+	Matrix  *matrix.Matrix
+	From    *matrix.Release
+	Nodes   int
+	Network Network
+	// ControlPlaneBin holds kube-apiserver & co. (make control-plane).
+	ControlPlaneBin string
+	Log             io.Writer
+}
+
+// state is what a running cluster was brought up with (state.json), so a
+// later make rehearsal can reuse it and rehearsal-down can find it.
+type state struct {
+	From    string      `json:"from"`
+	Network Network     `json:"network"`
+	Image   string      `json:"image"`
+	Nodes   []nodeState `json:"nodes"`
+	UpAt    string      `json:"upAt"`
+}
+
+type nodeState struct {
+	Name  string `json:"name"`
+	Index int    `json:"index"`
+}
+
+// Cluster is a running rehearsal cluster.
+type Cluster struct {
+	Layout  Layout
+	CP      *ControlPlane
+	Kubectl Kubectl
+	Nodes   []*nodes.Node
+	From    *matrix.Release
+	nodes   *nodes.Cluster
+	log     func(string, ...any)
+	// Timings of bring-up, for the closing report.
+	Timings map[string]time.Duration
+}
+
+func logger(w io.Writer) func(string, ...any) {
+	return func(f string, a ...any) { fmt.Fprintf(w, "rehearsal: "+f+"\n", a...) }
+}
+
+func (l Layout) engine() nodes.Engine {
+	return nodes.Engine{Socket: filepath.Join(l.Engine(), "docker.sock")}
+}
+
+// engineScript runs scripts/engine-up.sh or engine-down.sh for the
+// rehearsal's own engine.
+func (l Layout) engineScript(ctx context.Context, script string, nw Network, log io.Writer, args ...string) error {
+	_, err := execx.Run(ctx, execx.Cmd{
+		Name: filepath.Join(l.Root, "scripts", script), Args: args, Dir: l.Root, Stdout: log,
+		Env: []string{"ENGINE_DIR=" + l.Engine(), "E2E_BRIDGE=" + nw.Bridge, "E2E_BRIDGE_CIDR=" + nw.CIDR},
+	})
+	return err
+}
+
+// kubeletFor builds (or reuses) a release's kubelet and returns its path.
+func kubeletFor(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, log io.Writer) (string, error) {
+	res, err := build.Run(ctx, build.Options{Matrix: m, Release: r, Variant: v, OutputDir: m.OutputDir(), Log: log})
+	if err != nil {
+		return "", fmt.Errorf("kubelet %s %s: %w", r.Release, v, err)
+	}
+	return res.Binary, nil
+}
+
+// Up brings a cluster up, or reuses the running one if it was brought up
+// with the same FROM, node count and network.
+func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
+	l := NewLayout(o.Matrix.Root)
+	log := logger(o.Log)
+	addr, err := o.Network.Address()
+	if err != nil {
+		return nil, err
+	}
+	if o.Nodes < 1 || o.Nodes > 20 {
+		return nil, fmt.Errorf("NODES=%d: want 1..20", o.Nodes)
+	}
+	c := &Cluster{
+		Layout: l, From: o.From, log: log, Timings: map[string]time.Duration{},
+		CP:      &ControlPlane{Layout: l, BinDir: o.ControlPlaneBin, Address: addr, Log: log},
+		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.Kubeconfig()},
+	}
+	step := func(name string, f func() error) error {
+		start := time.Now()
+		err := f()
+		c.Timings[name] = time.Since(start)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		log("%s: %s", name, time.Since(start).Round(100*time.Millisecond))
+		return nil
+	}
+	if err := step("engine", func() error { return l.engineScript(ctx, "engine-up.sh", o.Network, o.Log) }); err != nil {
+		return nil, err
+	}
+	c.nodes = &nodes.Cluster{Engine: l.engine(), Name: clusterName, Root: l.Root, WorkDir: l.Dir}
+	if st, ok := c.reusable(ctx, o); ok {
+		log("reusing the running cluster (FROM %s, %d nodes, up since %s)", st.From, len(st.Nodes), st.UpAt)
+		return c, c.attach(ctx, st)
+	}
+	// Anything left of an earlier cluster goes first.
+	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {
+		return nil, err
+	}
+	if err := step("engine", func() error { return l.engineScript(ctx, "engine-up.sh", o.Network, o.Log) }); err != nil {
+		return nil, err
+	}
+	var fromKubelet string
+	if err := step("kubelet "+o.From.Release, func() (err error) {
+		fromKubelet, err = kubeletFor(ctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("control plane", func() (err error) {
+		if c.CP.Etcd, err = EnsureEtcd(ctx, l.Cache(), log); err != nil {
+			return err
+		}
+		if err := c.CP.WritePKI(); err != nil {
+			return err
+		}
+		return c.CP.Start(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("node image", func() (err error) {
+		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: filepath.Join(l.Cache(), "node-image")})
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("node tools", func() (err error) {
+		if c.nodes.CNIBinDir, err = nodes.BuildCNIPlugins(ctx, filepath.Join(o.Matrix.OutputDir(), "cni")); err != nil {
+			return err
+		}
+		if needsClamp() {
+			c.nodes.RuncClamp = filepath.Join(l.Dir, "runc-clamp")
+			return nodes.BuildRuncClamp(ctx, l.Root, c.nodes.RuncClamp)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	st := state{From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
+	if err := step("nodes", func() error {
+		for i := 1; i <= o.Nodes; i++ {
+			name := fmt.Sprintf("node-%d", i)
+			if err := c.CP.NodeCredentials(l.NodeConfig(name), nodes.NodeConfigDir, name); err != nil {
+				return err
+			}
+			n, err := c.nodes.Create(ctx, nodes.Spec{Name: name, Index: i, ConfigDir: l.NodeConfig(name)})
+			if err != nil {
+				return err
+			}
+			c.Nodes = append(c.Nodes, n)
+			st.Nodes = append(st.Nodes, nodeState{Name: name, Index: i})
+		}
+		return c.wire(ctx)
+	}); err != nil {
+		return nil, err
+	}
+	if err := step("images", func() error { return c.LoadImages(ctx, baseImages) }); err != nil {
+		return nil, err
+	}
+	if err := step("kubelets "+o.From.Release, func() error {
+		for _, n := range c.Nodes {
+			if _, err := n.StartKubeProxy(ctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
+				return err
+			}
+			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
+				return err
+			}
+		}
+		return c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute)
+	}); err != nil {
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := fsutil.WriteFileAtomic(filepath.Join(l.Dir, "state.json"), b, 0o644); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// wire routes every node's pod CIDR to it from every other node.
+func (c *Cluster) wire(ctx context.Context) error {
+	for _, n := range c.Nodes {
+		for _, m := range c.Nodes {
+			if m != n {
+				if err := n.AddRoute(ctx, m.PodCIDR(), m.IP()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// reusable says whether a running cluster matches o.
+func (c *Cluster) reusable(ctx context.Context, o UpOptions) (state, bool) {
+	var st state
+	b, err := os.ReadFile(filepath.Join(c.Layout.Dir, "state.json"))
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		return st, false
+	}
+	if st.From != o.From.Release || len(st.Nodes) != o.Nodes || st.Network != o.Network || !c.CP.Running() {
+		return st, false
+	}
+	for _, ns := range st.Nodes {
+		if _, err := c.nodes.Get(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)}); err != nil {
+			return st, false
+		}
+	}
+	return st, true
+}
+
+// attach picks up the nodes of a running cluster.
+func (c *Cluster) attach(ctx context.Context, st state) error {
+	c.nodes.Image = st.Image
+	c.Nodes = nil
+	for _, ns := range st.Nodes {
+		n, err := c.nodes.Get(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)})
+		if err != nil {
+			return err
+		}
+		c.Nodes = append(c.Nodes, n)
+	}
+	return nil
+}
+
+// StartKubelet starts (or switches to) a release's kubelet on n, talking
+// to the API server with the node's credentials.
+func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string) error {
+	args, err := nodes.KubeletArgs(r.Release, nodes.KubeletOptions{
+		NodeName: n.Name, NodeIP: n.IP(),
+		Kubeconfig:   filepath.Join(nodes.NodeConfigDir, "kubelet.kubeconfig"),
+		ClientCAFile: filepath.Join(nodes.NodeConfigDir, "ca.crt"),
+		PauseImage:   r.PauseImage,
+		AllowSwap:    nodes.HostHasSwap(),
+		// Periodic syncs every 10 s: a switch is judged after every pod
+		// had a few, not after the default minute.
+		Extra: []string{"--sync-frequency=10s"},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = n.StartKubelet(ctx, nodes.Kubelet{Release: r.Release, Variant: string(v), Binary: binary, Args: args})
+	return err
+}
+
+// LoadImages loads refs into every node: tarballs as they are; names from
+// the rehearsal's engine, or else saved once from the machine's own
+// engine (read only) into a tarball.
+func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
+	var resolved []string
+	for _, ref := range refs {
+		if st, err := os.Stat(ref); err == nil && st.Mode().IsRegular() {
+			resolved = append(resolved, ref)
+			continue
+		}
+		if _, err := c.nodes.Engine.Docker(ctx, "image", "inspect", ref); err == nil {
+			resolved = append(resolved, ref)
+			continue
+		}
+		tar := filepath.Join(c.Layout.Dir, "images", strings.NewReplacer("/", "_", ":", "_").Replace(ref)+".tar")
+		if err := os.MkdirAll(filepath.Dir(tar), 0o755); err != nil {
+			return err
+		}
+		if _, err := execx.Run(ctx, execx.Cmd{Name: "/usr/bin/docker", Args: []string{"save", "-o", tar + ".tmp", ref}}); err != nil {
+			os.Remove(tar + ".tmp")
+			return fmt.Errorf("image %s: on neither the rehearsal's engine nor the machine's: %w", ref, err)
+		}
+		if err := os.Rename(tar+".tmp", tar); err != nil {
+			return err
+		}
+		resolved = append(resolved, tar)
+	}
+	for _, n := range c.Nodes {
+		if err := n.LoadImages(ctx, resolved...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// needsClamp: without CAP_SYS_RESOURCE a negative oom_score_adj fails, and
+// runc with it (the nodes' dockerd then needs the clamping wrapper).
+func needsClamp() bool {
+	err := os.WriteFile("/proc/self/oom_score_adj", []byte("-1000"), 0)
+	if err == nil {
+		os.WriteFile("/proc/self/oom_score_adj", []byte("0"), 0)
+	}
+	return err != nil
+}
+
+// Down removes everything a rehearsal made: the node containers, volumes
+// and networks carrying our label, the control plane's daemons, the
+// rehearsal's engine and bridge, and the cluster's state (etcd data,
+// credentials). Logs and the last report stay. Nothing else is touched.
+func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.Writer) error {
+	l := NewLayout(root)
+	say := logger(log)
+	var errs []error
+	if _, err := os.Stat(filepath.Join(l.Engine(), "docker.sock")); err == nil {
+		if err := nodes.RemoveAll(ctx, l.engine(), l.Root); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	cp := &ControlPlane{Layout: l}
+	if stopped, err := cp.Stop(); err != nil {
+		errs = append(errs, err)
+	} else if len(stopped) > 0 {
+		say("stopped %s", strings.Join(stopped, ", "))
+	}
+	if engineToo {
+		if err := l.engineScript(ctx, "engine-down.sh", nw, log, "--purge"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		for _, d := range []string{l.EtcdData(), l.PKI(), filepath.Join(l.Dir, "nodes"), filepath.Join(l.Dir, "run"), filepath.Join(l.Dir, "state.json"), l.Kubeconfig()} {
+			if err := fsutil.RemoveAll(d); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

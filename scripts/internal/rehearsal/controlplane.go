@@ -1,0 +1,306 @@
+package rehearsal
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/execx"
+)
+
+// The cluster's addresses. The API server listens only on the rehearsal
+// engine's bridge (the nodes' side) and is reached from the machine on
+// that address too; etcd and the other components' health ports stay on
+// loopback. The ports are not the defaults, so a real control plane on
+// the machine is never in the way (or reached).
+const (
+	APIPort             = 26443
+	etcdClientPort      = 22379
+	etcdPeerPort        = 22380
+	schedulerPort       = 20251
+	controllerPort      = 20252
+	ServiceCIDR         = "10.96.0.0/16"
+	ClusterCIDR         = "10.244.0.0/16"
+	kubernetesServiceIP = "10.96.0.1"
+)
+
+// ControlPlane is etcd, kube-apiserver, kube-controller-manager and
+// kube-scheduler, run as daemons of ours on the machine.
+type ControlPlane struct {
+	Layout Layout
+	// BinDir holds the control plane's binaries (make control-plane).
+	BinDir string
+	// Etcd is the etcd binary.
+	Etcd string
+	// Address is the bridge address the API server listens on.
+	Address string
+	Log     func(string, ...any)
+}
+
+// Server is the API server's URL.
+func (cp *ControlPlane) Server() string {
+	return "https://" + net.JoinHostPort(cp.Address, strconv.Itoa(APIPort))
+}
+
+// WritePKI makes the cluster's CA, the control plane's certificates and
+// kubeconfigs, and the admin kubeconfig (Layout.Kubeconfig).
+func (cp *ControlPlane) WritePKI() error {
+	dir := cp.Layout.PKI()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	ca, err := NewCA("kubelet-toolchain rehearsal CA")
+	if err != nil {
+		return err
+	}
+	if err := ca.Write(dir); err != nil {
+		return err
+	}
+	ips := []net.IP{net.ParseIP(cp.Address), net.ParseIP("127.0.0.1"), net.ParseIP(kubernetesServiceIP)}
+	hosts := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}
+	if err := ca.Serving(dir, "apiserver", hosts, ips); err != nil {
+		return err
+	}
+	for name, id := range map[string]Identity{
+		"admin": AdminIdentity, "controller-manager": ControllerManagerIdentity,
+		"scheduler": SchedulerIdentity, "kube-proxy": KubeProxyIdentity,
+		"apiserver-kubelet-client": APIServerKubeletIdentity,
+	} {
+		if err := ca.Client(dir, name, id); err != nil {
+			return err
+		}
+	}
+	if err := ServiceAccountKey(dir); err != nil {
+		return err
+	}
+	for _, name := range []string{"controller-manager", "scheduler"} {
+		if err := writeKubeconfig(filepath.Join(dir, name+".kubeconfig"), cp.Server(), filepath.Join(dir, "ca.crt"), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	return writeKubeconfig(cp.Layout.Kubeconfig(), cp.Server(), filepath.Join(dir, "ca.crt"), filepath.Join(dir, "admin"))
+}
+
+// NodeCredentials writes into dir (a node's config directory, mounted in
+// the node at mountPoint) the CA, the kubelet's and kube-proxy's client
+// certificates and their kubeconfigs, which name files under mountPoint.
+func (cp *ControlPlane) NodeCredentials(dir, mountPoint, node string) error {
+	ca, err := LoadCA(cp.Layout.PKI())
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(filepath.Join(cp.Layout.PKI(), "ca.crt")); err != nil {
+		return err
+	} else if err := os.WriteFile(filepath.Join(dir, "ca.crt"), b, 0o644); err != nil {
+		return err
+	}
+	if err := ca.Client(dir, "kubelet", NodeIdentity(node)); err != nil {
+		return err
+	}
+	if err := ca.Client(dir, "kube-proxy", KubeProxyIdentity); err != nil {
+		return err
+	}
+	for _, name := range []string{"kubelet", "kube-proxy"} {
+		if err := writeKubeconfig(filepath.Join(dir, name+".kubeconfig"), cp.Server(), filepath.Join(mountPoint, "ca.crt"), filepath.Join(mountPoint, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// daemon describes one control-plane component.
+type daemon struct {
+	name string
+	bin  string
+	args []string
+	// health is a URL answering 200 "ok" once the component serves.
+	health string
+}
+
+func (cp *ControlPlane) daemons() []daemon {
+	pki := cp.Layout.PKI()
+	p := func(f string) string { return filepath.Join(pki, f) }
+	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort)
+	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
+	return []daemon{{
+		name: "etcd", bin: cp.Etcd,
+		args: []string{
+			"--name=rehearsal", "--data-dir=" + cp.Layout.EtcdData(),
+			"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+			fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", etcdPeerPort),
+			fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", etcdPeerPort),
+			fmt.Sprintf("--initial-cluster=rehearsal=http://127.0.0.1:%d", etcdPeerPort),
+			"--listen-metrics-urls=",
+		},
+		health: etcdURL + "/health",
+	}, {
+		name: "kube-apiserver", bin: bin("kube-apiserver"),
+		args: []string{
+			"--etcd-servers=" + etcdURL, "--storage-backend=etcd3",
+			"--bind-address=" + cp.Address, "--advertise-address=" + cp.Address,
+			fmt.Sprintf("--secure-port=%d", APIPort), "--insecure-port=0",
+			"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
+			"--client-ca-file=" + p("ca.crt"),
+			"--service-account-key-file=" + p("sa.pub"),
+			"--service-cluster-ip-range=" + ServiceCIDR,
+			"--authorization-mode=Node,RBAC",
+			"--admission-control=NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,NodeRestriction,ResourceQuota",
+			"--allow-privileged=true",
+			"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
+			"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
+			"--kubelet-preferred-address-types=InternalIP",
+			"--cert-dir=" + filepath.Join(cp.Layout.Dir, "run", "apiserver-certs"),
+			"--v=1",
+		},
+		health: cp.Server() + "/healthz",
+	}, {
+		name: "kube-controller-manager", bin: bin("kube-controller-manager"),
+		args: []string{
+			"--kubeconfig=" + p("controller-manager.kubeconfig"),
+			"--address=127.0.0.1", fmt.Sprintf("--port=%d", controllerPort),
+			"--leader-elect=false",
+			"--service-account-private-key-file=" + p("sa.key"),
+			"--root-ca-file=" + p("ca.crt"),
+			"--use-service-account-credentials=true",
+			"--cluster-signing-cert-file=" + p("ca.crt"), "--cluster-signing-key-file=" + p("ca.key"),
+			"--v=1",
+		},
+		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", controllerPort),
+	}, {
+		name: "kube-scheduler", bin: bin("kube-scheduler"),
+		args: []string{
+			"--kubeconfig=" + p("scheduler.kubeconfig"),
+			"--address=127.0.0.1", fmt.Sprintf("--port=%d", schedulerPort),
+			"--leader-elect=false", "--v=1",
+		},
+		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", schedulerPort),
+	}}
+}
+
+func (cp *ControlPlane) pidFile(name string) string {
+	return filepath.Join(cp.Layout.Dir, "run", name+".pid")
+}
+
+// Start starts every component not already running (ours, by pid file and
+// command line) and waits until each answers its health check.
+func (cp *ControlPlane) Start(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Join(cp.Layout.Dir, "run"), 0o755); err != nil {
+		return err
+	}
+	client, err := cp.httpClient()
+	if err != nil {
+		return err
+	}
+	for _, d := range cp.daemons() {
+		if _, err := os.Stat(d.bin); err != nil {
+			return fmt.Errorf("control plane: %s: %w (run make control-plane VERSION=1.9.11)", d.name, err)
+		}
+		logf := filepath.Join(cp.Layout.Logs(), d.name+".log")
+		if pid, ok := execx.DaemonPid(cp.pidFile(d.name), cp.Layout.Dir); ok {
+			cp.Log("%s already running (pid %d)", d.name, pid)
+		} else {
+			pid, err := execx.StartDaemon(ctx, execx.Daemon{Name: d.bin, Args: d.args, Log: logf, PidFile: cp.pidFile(d.name), Marker: cp.Layout.Dir})
+			if err != nil {
+				return fmt.Errorf("starting %s: %w", d.name, err)
+			}
+			cp.Log("started %s (pid %d), log %s", d.name, pid, logf)
+		}
+		if err := waitHealthy(ctx, client, d.health, 90*time.Second, func() bool {
+			_, ok := execx.DaemonPid(cp.pidFile(d.name), cp.Layout.Dir)
+			return ok
+		}); err != nil {
+			return fmt.Errorf("%s: %w; see %s", d.name, err, logf)
+		}
+	}
+	return nil
+}
+
+// Stop stops the components, newest first, and reports which ran.
+func (cp *ControlPlane) Stop() ([]string, error) {
+	var stopped []string
+	var errs []error
+	ds := cp.daemons()
+	for i := len(ds) - 1; i >= 0; i-- {
+		ran, err := execx.StopDaemon(cp.pidFile(ds[i].name), cp.Layout.Dir, 20*time.Second)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", ds[i].name, err))
+		}
+		if ran {
+			stopped = append(stopped, ds[i].name)
+		}
+	}
+	return stopped, errors.Join(errs...)
+}
+
+// Running reports whether every component runs (a cluster to reuse).
+func (cp *ControlPlane) Running() bool {
+	for _, d := range cp.daemons() {
+		if _, ok := execx.DaemonPid(cp.pidFile(d.name), cp.Layout.Dir); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// httpClient authenticates as the admin and trusts only the cluster CA.
+func (cp *ControlPlane) httpClient() (*http.Client, error) {
+	pki := cp.Layout.PKI()
+	pair, err := tls.LoadX509KeyPair(filepath.Join(pki, "admin.crt"), filepath.Join(pki, "admin.key"))
+	if err != nil {
+		return nil, err
+	}
+	ca, err := readCert(filepath.Join(pki, "ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}},
+	}, nil
+}
+
+// waitHealthy polls url until it answers 200, the timeout passes or alive
+// says the process is gone.
+func waitHealthy(ctx context.Context, c *http.Client, url string, timeout time.Duration, alive func() bool) error {
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := c.Do(req)
+		if err == nil {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = fmt.Sprintf("%s: %s", resp.Status, body)
+		} else {
+			last = err.Error()
+		}
+		if !alive() {
+			return fmt.Errorf("exited before %s answered (%s)", url, last)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not healthy after %s (%s)", url, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}

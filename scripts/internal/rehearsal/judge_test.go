@@ -1,0 +1,72 @@
+package rehearsal
+
+import (
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/nodes"
+)
+
+func ev(action, id, uid, typ, name string, t int64) nodes.Event {
+	return nodes.Event{Time: time.Unix(t, 0), Action: action, ID: id, Attributes: map[string]string{
+		"io.kubernetes.pod.uid": uid, "io.kubernetes.docker.type": typ, "io.kubernetes.container.name": name}}
+}
+
+func pod(uid, id string, restarts int) PodState {
+	return PodState{Namespace: "ns", Name: "p", UID: uid, Containers: map[string]ContainerState{"app": {ID: "docker://" + id, RestartCount: restarts}}}
+}
+
+func TestJudge(t *testing.T) {
+	killed := []nodes.Event{
+		ev("kill", "old", "u1", "container", "app", 1),
+		ev("die", "old", "u1", "container", "app", 2),
+		ev("create", "new", "u1", "container", "app", 3),
+	}
+	crashed := []nodes.Event{
+		ev("die", "old", "u1", "container", "app", 2),
+		ev("create", "new", "u1", "container", "app", 3),
+	}
+	newSandbox := []nodes.Event{
+		ev("die", "old", "u1", "container", "app", 2),
+		ev("create", "sb2", "u1", "podsandbox", "POD", 3),
+		ev("create", "new", "u1", "container", "app", 4),
+	}
+	for _, tc := range []struct {
+		name   string
+		now    *PodState
+		events []nodes.Event
+		want   string
+		rs     int
+	}{
+		{"same containers", ptr(pod("u1", "old", 0)), nil, Kept, 0},
+		{"pod gone", nil, nil, Replaced, 0},
+		{"new uid", ptr(pod("u2", "x", 0)), nil, Replaced, 0},
+		{"killed by the kubelet", ptr(pod("u1", "new", 1)), killed, Recreated, 1},
+		{"exited on its own", ptr(pod("u1", "new", 1)), crashed, Restarted, 1},
+		{"new sandbox", ptr(pod("u1", "new", 1)), newSandbox, Recreated, 1},
+		{"new id, no events seen", ptr(pod("u1", "new", 1)), nil, Recreated, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := Judge(pod("u1", "old", 0), tc.now, churnByPod(tc.events)["u1"])
+			if j.Outcome != tc.want || j.Restarts != tc.rs {
+				t.Fatalf("Judge = %s, %d restarts (%s); want %s, %d", j.Outcome, j.Restarts, j.Why, tc.want, tc.rs)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestPredictionHeld(t *testing.T) {
+	for _, tc := range []struct {
+		outcome, predicted string
+		held               bool
+	}{
+		{Kept, Kept, true}, {Restarted, Kept, true}, {Recreated, Recreated, true},
+		{Recreated, Kept, false}, {Kept, Recreated, false}, {Replaced, Recreated, false},
+	} {
+		if got := (PodReport{Outcome: tc.outcome, Predicted: tc.predicted}).PredictionHeld(); got != tc.held {
+			t.Errorf("%s predicted %s: held = %v", tc.outcome, tc.predicted, got)
+		}
+	}
+}

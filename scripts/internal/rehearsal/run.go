@@ -1,0 +1,440 @@
+package rehearsal
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/nodes"
+)
+
+//go:embed workloads/*.yaml
+var defaultWorkloads embed.FS
+
+//go:embed static/*.yaml
+var defaultStatic embed.FS
+
+// Options of one rehearsal.
+type Options struct {
+	UpOptions
+	To      *matrix.Release
+	Variant matrix.Variant
+	// Manifests is a directory of the operator's own workloads; empty
+	// applies the defaults (workloads/ and a static pod on the first node).
+	Manifests string
+	// Images are loaded into every node before the workloads start.
+	Images []string
+	// Settle is how long a node is watched after each switch, once it is
+	// Ready under the new kubelet: the kubelet's periodic syncs (10 s) and
+	// a liveness window (3 x 5 s) of every pod fit in it.
+	Settle time.Duration
+}
+
+// Run brings the cluster up (or reuses it), starts the workloads, switches
+// every node's kubelet FROM -> TO -> FROM -> TO in turn, and reports what
+// happened to every pod. The error is for a rehearsal that could not be
+// carried out; the report holds the verdict.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	c, err := Up(ctx, o.UpOptions)
+	if err != nil {
+		return nil, err
+	}
+	log := c.log
+	toKubelet, err := kubeletFor(ctx, o.Matrix, o.To, o.Variant, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	fromKubelet, err := kubeletFor(ctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.LoadImages(ctx, o.Images); err != nil {
+		return nil, err
+	}
+	// A reused cluster may have been left on another kubelet: every node
+	// starts the rehearsal on FROM.
+	for _, n := range c.Nodes {
+		if v, err := c.kubeletVersion(ctx, n.Name); err != nil || v != o.From.GitVersion(matrix.Vanilla) {
+			log("node %s runs %q: back to FROM %s first", n.Name, v, o.From.Release)
+			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
+		return nil, err
+	}
+	if err := c.applyWorkloads(ctx, o.Manifests); err != nil {
+		return nil, err
+	}
+	if err := c.waitPodsReady(ctx, "", 5*time.Minute); err != nil {
+		return nil, err
+	}
+	// The nodes' engine events, streamed from before the baseline (dockerd
+	// keeps only its last 256 for a later --since).
+	var recorders []*nodes.EventRecorder
+	defer func() {
+		for _, r := range recorders {
+			r.Stop()
+		}
+	}()
+	for _, n := range c.Nodes {
+		r, err := n.RecordEvents(ctx)
+		if err != nil {
+			return nil, err
+		}
+		recorders = append(recorders, r)
+	}
+	baseline, raw, err := c.Kubectl.Pods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	rep := &Report{From: o.From.Release, To: o.To.Release, Variant: string(o.Variant), Started: started.UTC().Format(time.RFC3339)}
+	if v, err := c.Kubectl.Run(ctx, "version", "-o", "json"); err == nil {
+		var ver struct {
+			ServerVersion struct{ GitVersion string } `json:"serverVersion"`
+		}
+		if json.Unmarshal(v, &ver) == nil {
+			rep.ControlPlane = ver.ServerVersion.GitVersion
+		}
+	}
+
+	// The preflight's verdicts, from each node as FROM left it.
+	pred := &predictor{Matrix: o.Matrix, From: o.From, To: o.To, Variant: o.Variant, Log: o.Log, Dir: filepath.Join(c.Layout.Dir, "preflight")}
+	predicted := Prediction{}
+	for _, n := range c.Nodes {
+		p, err := pred.predict(ctx, n.Name, "unix://"+n.DockerSocket(), raw, n.ManifestDir(), nodes.NodeManifestDir)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range p {
+			predicted[k] = v
+		}
+	}
+
+	// Watch the workloads while the kubelets are switched.
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	prober := &Prober{Targets: c.probeTargets(baseline), Interval: 250 * time.Millisecond, Log: log}
+	modes := prober.modes(ctx)
+	ready := &readiness{kubectl: c.Kubectl, baseline: baseline, interval: 2 * time.Second}
+	done := make(chan struct{}, 2)
+	go func() { prober.Run(watchCtx, modes); done <- struct{}{} }()
+	go func() { ready.run(watchCtx); done <- struct{}{} }()
+
+	kubelets := map[string]string{o.From.Release + "/vanilla": fromKubelet, o.To.Release + "/" + string(o.Variant): toKubelet}
+	plan := []struct {
+		r *matrix.Release
+		v matrix.Variant
+	}{{o.To, o.Variant}, {o.From, matrix.Vanilla}, {o.To, o.Variant}}
+	var switchErr error
+	for _, n := range c.Nodes {
+		nr := NodeReport{Name: n.Name}
+		if v, err := c.kubeletVersion(ctx, n.Name); err == nil {
+			nr.Kubelets = append(nr.Kubelets, v)
+		}
+		for _, s := range plan {
+			t := time.Now()
+			log("node %s: switching to kubelet %s %s", n.Name, s.r.Release, s.v)
+			if switchErr = c.StartKubelet(ctx, n, s.r, s.v, kubelets[s.r.Release+"/"+string(s.v)]); switchErr != nil {
+				break
+			}
+			if switchErr = c.waitNodeReady(ctx, n.Name, s.r.GitVersion(s.v), 3*time.Minute); switchErr != nil {
+				break
+			}
+			// A switch that recreates containers needs its pods Ready again
+			// before the next one; one that is slow to is judged as is.
+			if err := c.waitPodsReady(ctx, n.Name, 3*time.Minute); err != nil {
+				log("node %s: %v", n.Name, err)
+			}
+			nr.SwitchSeconds = append(nr.SwitchSeconds, since(t))
+			log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, since(t), o.Settle)
+			time.Sleep(o.Settle)
+			v, err := c.kubeletVersion(ctx, n.Name)
+			if err != nil {
+				switchErr = err
+				break
+			}
+			nr.Kubelets = append(nr.Kubelets, v)
+		}
+		rep.Nodes = append(rep.Nodes, nr)
+		if switchErr != nil {
+			break
+		}
+	}
+	stopWatch()
+	<-done
+	<-done
+	if switchErr != nil {
+		return nil, switchErr
+	}
+
+	final, _, err := c.Kubectl.Pods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	churn := map[string]*podChurn{}
+	for _, r := range recorders {
+		evs, err := r.Stop()
+		if err != nil {
+			return nil, err
+		}
+		for uid, ch := range churnByPod(evs) {
+			churn[uid] = ch
+		}
+	}
+	recorders = nil
+	notReady, notReadySum := ready.seconds()
+	for _, key := range sortedKeys(baseline) {
+		b := baseline[key]
+		var now *PodState
+		if f, ok := final[key]; ok {
+			now = &f
+		}
+		j := Judge(b, now, churn[b.UID])
+		pr := PodReport{Namespace: b.Namespace, Name: b.Name, Node: b.Node, UID: b.UID, Outcome: j.Outcome, Restarts: j.Restarts, Detail: j.Why}
+		if pr.Predicted = predicted[key]; pr.Predicted == "" {
+			pr.Predicted = "unknown"
+		}
+		pr.NotReadySeconds = notReady[key]
+		rep.Pods = append(rep.Pods, pr)
+	}
+	rep.Summary.NotReadySeconds = notReadySum
+	var failures []string
+	rep.Summary.Requests, rep.Summary.FailedRequests, failures = prober.Counts()
+	for _, f := range failures {
+		log("prober: %s", f)
+	}
+	rep.Seconds = since(started)
+	rep.Finish()
+	return rep, nil
+}
+
+// applyWorkloads applies the operator's manifests, or the defaults and a
+// static pod on the first node.
+func (c *Cluster) applyWorkloads(ctx context.Context, dir string) error {
+	if dir == "" {
+		dir = filepath.Join(c.Layout.Dir, "workloads")
+		if err := writeEmbedded(defaultWorkloads, "workloads", dir); err != nil {
+			return err
+		}
+		if err := writeEmbedded(defaultStatic, "static", c.Nodes[0].ManifestDir()); err != nil {
+			return err
+		}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("MANIFESTS=%s: not a directory", dir)
+	}
+	// kubectl applies the files in name order; an operator's directory
+	// need not put its namespaces first, so a failed pass gets a second.
+	if out, err := c.Kubectl.Run(ctx, "apply", "--recursive", "-f", dir); err != nil {
+		if out2, err2 := c.Kubectl.Run(ctx, "apply", "--recursive", "-f", dir); err2 != nil {
+			return fmt.Errorf("applying %s: %w\n%s%s", dir, err2, out, out2)
+		}
+	}
+	c.log("applied the workloads in %s", dir)
+	return nil
+}
+
+func writeEmbedded(fsys embed.FS, sub, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fs.WalkDir(fsys, sub, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fsys.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return fsutil.WriteFileAtomic(filepath.Join(dir, filepath.Base(path)), b, 0o644)
+	})
+}
+
+// probeTargets: the NodePort Services and the host ports of the baseline's
+// pods, on every node that serves them.
+func (c *Cluster) probeTargets(baseline map[string]PodState) []string {
+	out, err := c.Kubectl.Run(context.Background(), "get", "services,pods", "--all-namespaces", "-o", "json")
+	if err != nil {
+		return nil
+	}
+	var list struct {
+		Items []struct {
+			Kind string `json:"kind"`
+			Spec struct {
+				Type  string `json:"type"`
+				Ports []struct {
+					NodePort int `json:"nodePort"`
+				} `json:"ports"`
+				NodeName   string `json:"nodeName"`
+				Containers []struct {
+					Ports []struct {
+						HostPort int    `json:"hostPort"`
+						Protocol string `json:"protocol"`
+					} `json:"ports"`
+				} `json:"containers"`
+			} `json:"spec"`
+		} `json:"items"`
+	}
+	if json.Unmarshal(out, &list) != nil {
+		return nil
+	}
+	ips := map[string]string{}
+	for _, n := range c.Nodes {
+		ips[n.Name] = n.IP()
+	}
+	var targets []string
+	for _, it := range list.Items {
+		switch it.Kind {
+		case "Service":
+			if it.Spec.Type != "NodePort" && it.Spec.Type != "LoadBalancer" {
+				continue
+			}
+			for _, p := range it.Spec.Ports {
+				for _, n := range c.Nodes {
+					targets = append(targets, net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort)))
+				}
+			}
+		case "Pod":
+			for _, ct := range it.Spec.Containers {
+				for _, p := range ct.Ports {
+					if p.HostPort > 0 && (p.Protocol == "" || p.Protocol == "TCP") && ips[it.Spec.NodeName] != "" {
+						targets = append(targets, net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort)))
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(targets)
+	return targets
+}
+
+// apiNode is the part of a v1.Node the rehearsal reads.
+type apiNode struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Status struct {
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+		NodeInfo struct {
+			KubeletVersion string `json:"kubeletVersion"`
+		} `json:"nodeInfo"`
+	} `json:"status"`
+}
+
+func (n apiNode) ready() bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == "Ready" {
+			return c.Status == "True"
+		}
+	}
+	return false
+}
+
+func (c *Cluster) apiNodes(ctx context.Context) (map[string]apiNode, error) {
+	out, err := c.Kubectl.Run(ctx, "get", "nodes", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []apiNode `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		return nil, err
+	}
+	m := map[string]apiNode{}
+	for _, n := range list.Items {
+		m[n.Metadata.Name] = n
+	}
+	return m, nil
+}
+
+func (c *Cluster) kubeletVersion(ctx context.Context, node string) (string, error) {
+	ns, err := c.apiNodes(ctx)
+	if err != nil {
+		return "", err
+	}
+	return ns[node].Status.NodeInfo.KubeletVersion, nil
+}
+
+// waitNodeReady waits until node is Ready and reports kubelet version want.
+func (c *Cluster) waitNodeReady(ctx context.Context, node, want string, timeout time.Duration) error {
+	return poll(ctx, timeout, 2*time.Second, func() (bool, string) {
+		ns, err := c.apiNodes(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		n, ok := ns[node]
+		if !ok {
+			return false, "node not registered"
+		}
+		got := n.Status.NodeInfo.KubeletVersion
+		return n.ready() && got == want, fmt.Sprintf("Ready=%v kubelet %s (want %s)", n.ready(), got, want)
+	}, "node "+node)
+}
+
+// WaitNodesReady waits for every node Ready under release r.
+func (c *Cluster) WaitNodesReady(ctx context.Context, r *matrix.Release, v matrix.Variant, timeout time.Duration) error {
+	for _, n := range c.Nodes {
+		if err := c.waitNodeReady(ctx, n.Name, r.GitVersion(v), timeout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitPodsReady waits until every pod (on node, or anywhere for "") is
+// Ready, or Succeeded.
+func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.Duration) error {
+	return poll(ctx, timeout, 2*time.Second, func() (bool, string) {
+		pods, _, err := c.Kubectl.Pods(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		var waiting []string
+		for _, k := range sortedKeys(pods) {
+			p := pods[k]
+			if (node == "" || p.Node == node) && !p.Ready && p.Phase != "Succeeded" {
+				waiting = append(waiting, fmt.Sprintf("%s (%s on %q)", k, p.Phase, p.Node))
+			}
+		}
+		if len(pods) == 0 {
+			return false, "no pods yet"
+		}
+		return len(waiting) == 0, "not Ready: " + strings.Join(waiting, ", ")
+	}, "pods")
+}
+
+// poll calls f every interval until it says done or timeout passes.
+func poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, string), what string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, status := f()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: not ready after %s: %s", what, timeout, status)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}

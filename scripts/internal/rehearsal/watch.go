@@ -1,0 +1,179 @@
+package rehearsal
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Prober sends requests to the workloads' Service and host ports while
+// the kubelets are switched, and counts the ones that fail: a switch that
+// keeps every container still must not drop traffic. A target that answers
+// HTTP is probed with GET / (any answer below 500 is the workload serving);
+// one that does not speak HTTP, by opening a TCP connection.
+type Prober struct {
+	// Targets are host:port (a node IP with a NodePort or a host port).
+	Targets  []string
+	Interval time.Duration
+	Log      func(string, ...any)
+
+	mu       sync.Mutex
+	requests int
+	failures map[string]int
+	first    map[string]string // first failure per target
+}
+
+// probeFunc sends one request to a target.
+type probeFunc func(ctx context.Context) error
+
+// modes decides, before the switches, how each target is probed; targets
+// nothing answers on are left out (with a line in the log): their
+// workload was not serving before the switch either.
+func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
+	client := &http.Client{Timeout: 2 * time.Second}
+	out := map[string]probeFunc{}
+	for _, t := range p.Targets {
+		t := t
+		httpProbe := func(ctx context.Context) error { return get(ctx, client, "http://"+t+"/") }
+		tcpProbe := func(ctx context.Context) error {
+			c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", t)
+			if err == nil {
+				c.Close()
+			}
+			return err
+		}
+		switch {
+		case httpProbe(ctx) == nil:
+			out[t] = httpProbe
+		case tcpProbe(ctx) == nil:
+			out[t] = tcpProbe
+		default:
+			p.Log("prober: nothing answers on %s before the switches: not probed", t)
+		}
+	}
+	return out
+}
+
+// Run probes until ctx ends.
+func (p *Prober) Run(ctx context.Context, modes map[string]probeFunc) {
+	p.failures, p.first = map[string]int{}, map[string]string{}
+	var wg sync.WaitGroup
+	for t, probe := range modes {
+		wg.Add(1)
+		go func(t string, probe probeFunc) {
+			defer wg.Done()
+			tick := time.NewTicker(p.Interval)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+				err := probe(ctx)
+				if ctx.Err() != nil {
+					return // cut short by the end of probing, not a failure
+				}
+				p.mu.Lock()
+				p.requests++
+				if err != nil {
+					p.failures[t]++
+					if p.first[t] == "" {
+						p.first[t] = fmt.Sprintf("%s: %v", time.Now().Format(time.TimeOnly), err)
+					}
+				}
+				p.mu.Unlock()
+			}
+		}(t, probe)
+	}
+	wg.Wait()
+}
+
+func get(ctx context.Context, c *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	return nil
+}
+
+// Counts returns the requests sent, those that failed, and per failing
+// target its count and first failure.
+func (p *Prober) Counts() (requests, failed int, detail []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for t, n := range p.failures {
+		failed += n
+		detail = append(detail, fmt.Sprintf("%s: %d failed, first %s", t, n, p.first[t]))
+	}
+	sort.Strings(detail)
+	return p.requests, failed, detail
+}
+
+// readiness samples the pods' Ready condition from the API and sums the
+// seconds each pod of the baseline was seen not Ready.
+type readiness struct {
+	kubectl  Kubectl
+	baseline map[string]PodState
+	interval time.Duration
+
+	mu       sync.Mutex
+	notReady map[string]float64
+	errors   int
+}
+
+func (r *readiness) run(ctx context.Context) {
+	r.notReady = map[string]float64{}
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(r.interval):
+		}
+		pods, _, err := r.kubectl.Pods(ctx)
+		now := time.Now()
+		dt := now.Sub(last).Seconds()
+		last = now
+		r.mu.Lock()
+		if err != nil {
+			if ctx.Err() == nil {
+				r.errors++
+			}
+		} else {
+			for key := range r.baseline {
+				if p, ok := pods[key]; !ok || !p.Ready {
+					r.notReady[key] += dt
+				}
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+// seconds returns the per-pod not-Ready seconds and their sum.
+func (r *readiness) seconds() (map[string]float64, float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	sum := 0.0
+	out := map[string]float64{}
+	for k, v := range r.notReady {
+		out[k] = v
+		sum += v
+	}
+	return out, sum
+}

@@ -43,6 +43,10 @@ type ContainerState struct {
 	Ready        bool
 }
 
+// Completed says the pod ran to its end (a Job's): nothing of it runs,
+// and it is never Ready.
+func (p PodState) Completed() bool { return p.Phase == "Succeeded" || p.Phase == "Failed" }
+
 // Key names a pod within the cluster.
 func (p PodState) Key() string { return p.Namespace + "/" + p.Name }
 

@@ -126,7 +126,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// Watch the workloads while the kubelets are switched.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	prober := &Prober{Targets: c.probeTargets(baseline), Interval: 250 * time.Millisecond, Log: log}
+	prober := &Prober{Targets: c.probeTargets(), Interval: 250 * time.Millisecond, Log: log}
 	modes := prober.modes(ctx)
 	ready := &readiness{kubectl: c.Kubectl, baseline: baseline, interval: 2 * time.Second}
 	done := make(chan struct{}, 2)
@@ -204,7 +204,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 		j := Judge(b, now, churn[b.UID])
 		pr := PodReport{Namespace: b.Namespace, Name: b.Name, Node: b.Node, UID: b.UID, Outcome: j.Outcome, Restarts: j.Restarts, Detail: j.Why}
-		if pr.Predicted = predicted[key]; pr.Predicted == "" {
+		switch pr.Predicted = predicted[key]; {
+		case pr.Predicted != "":
+		case b.Completed():
+			// Nothing of it runs: a switch has nothing to recreate.
+			pr.Predicted = Kept
+		default:
 			pr.Predicted = "unknown"
 		}
 		pr.NotReadySeconds = notReady[key]
@@ -263,20 +268,27 @@ func writeEmbedded(fsys embed.FS, sub, dir string) error {
 	})
 }
 
-// probeTargets: the NodePort Services and the host ports of the baseline's
-// pods, on every node that serves them.
-func (c *Cluster) probeTargets(baseline map[string]PodState) []string {
+// probeTargets: every Service port (NodePort ones on every node, the
+// others by cluster IP from inside the first node, where kube-proxy's
+// rules are) and the host ports of the pods, on their nodes.
+func (c *Cluster) probeTargets() []Target {
 	out, err := c.Kubectl.Run(context.Background(), "get", "services,pods", "--all-namespaces", "-o", "json")
 	if err != nil {
 		return nil
 	}
 	var list struct {
 		Items []struct {
-			Kind string `json:"kind"`
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Namespace, Name string
+			} `json:"metadata"`
 			Spec struct {
-				Type  string `json:"type"`
-				Ports []struct {
-					NodePort int `json:"nodePort"`
+				Type      string `json:"type"`
+				ClusterIP string `json:"clusterIP"`
+				Ports     []struct {
+					Port     int    `json:"port"`
+					NodePort int    `json:"nodePort"`
+					Protocol string `json:"protocol"`
 				} `json:"ports"`
 				NodeName   string `json:"nodeName"`
 				Containers []struct {
@@ -295,29 +307,38 @@ func (c *Cluster) probeTargets(baseline map[string]PodState) []string {
 	for _, n := range c.Nodes {
 		ips[n.Name] = n.IP()
 	}
-	var targets []string
+	tcp := func(p string) bool { return p == "" || p == "TCP" }
+	var targets []Target
 	for _, it := range list.Items {
 		switch it.Kind {
 		case "Service":
-			if it.Spec.Type != "NodePort" && it.Spec.Type != "LoadBalancer" {
-				continue
+			if it.Metadata.Namespace == "default" && it.Metadata.Name == "kubernetes" {
+				continue // the API server itself, on the machine
 			}
 			for _, p := range it.Spec.Ports {
-				for _, n := range c.Nodes {
-					targets = append(targets, net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort)))
+				if !tcp(p.Protocol) {
+					continue
+				}
+				if p.NodePort > 0 {
+					for _, n := range c.Nodes {
+						targets = append(targets, Target{Addr: net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort))})
+					}
+				}
+				if ip := net.ParseIP(it.Spec.ClusterIP); ip != nil {
+					targets = append(targets, Target{Addr: net.JoinHostPort(it.Spec.ClusterIP, strconv.Itoa(p.Port)), Via: c.Nodes[0]})
 				}
 			}
 		case "Pod":
 			for _, ct := range it.Spec.Containers {
 				for _, p := range ct.Ports {
-					if p.HostPort > 0 && (p.Protocol == "" || p.Protocol == "TCP") && ips[it.Spec.NodeName] != "" {
-						targets = append(targets, net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort)))
+					if p.HostPort > 0 && tcp(p.Protocol) && ips[it.Spec.NodeName] != "" {
+						targets = append(targets, Target{Addr: net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort))})
 					}
 				}
 			}
 		}
 	}
-	sort.Strings(targets)
+	sort.Slice(targets, func(i, j int) bool { return targets[i].String() < targets[j].String() })
 	return targets
 }
 
@@ -399,7 +420,7 @@ func (c *Cluster) WaitNodesReady(ctx context.Context, r *matrix.Release, v matri
 }
 
 // waitPodsReady waits until every pod (on node, or anywhere for "") is
-// Ready, or Succeeded.
+// Ready, or has run to completion.
 func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.Duration) error {
 	return poll(ctx, timeout, 2*time.Second, func() (bool, string) {
 		pods, _, err := c.Kubectl.Pods(ctx)
@@ -409,7 +430,7 @@ func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.D
 		var waiting []string
 		for _, k := range sortedKeys(pods) {
 			p := pods[k]
-			if (node == "" || p.Node == node) && !p.Ready && p.Phase != "Succeeded" {
+			if (node == "" || p.Node == node) && !p.Ready && !p.Completed() {
 				waiting = append(waiting, fmt.Sprintf("%s (%s on %q)", k, p.Phase, p.Node))
 			}
 		}

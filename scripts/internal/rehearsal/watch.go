@@ -9,16 +9,18 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"kubelet-toolchain/scripts/internal/nodes"
 )
 
-// Prober sends requests to the workloads' Service and host ports while
+// Prober sends requests to the workloads' Services and host ports while
 // the kubelets are switched, and counts the ones that fail: a switch that
-// keeps every container still must not drop traffic. A target that answers
-// HTTP is probed with GET / (any answer below 500 is the workload serving);
-// one that does not speak HTTP, by opening a TCP connection.
+// keeps every container must not drop traffic. A target reached from the
+// machine that answers HTTP is probed with GET / (any answer below 500 is
+// the workload serving), else by opening a TCP connection; a cluster IP is
+// reached from inside a node, by opening a TCP connection there.
 type Prober struct {
-	// Targets are host:port (a node IP with a NodePort or a host port).
-	Targets  []string
+	Targets  []Target
 	Interval time.Duration
 	Log      func(string, ...any)
 
@@ -26,6 +28,20 @@ type Prober struct {
 	requests int
 	failures map[string]int
 	first    map[string]string // first failure per target
+}
+
+// Target is host:port, reached from the machine or, with Via, from
+// inside that node.
+type Target struct {
+	Addr string
+	Via  *nodes.Node
+}
+
+func (t Target) String() string {
+	if t.Via != nil {
+		return t.Addr + " (from " + t.Via.Name + ")"
+	}
+	return t.Addr
 }
 
 // probeFunc sends one request to a target.
@@ -39,9 +55,22 @@ func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
 	out := map[string]probeFunc{}
 	for _, t := range p.Targets {
 		t := t
-		httpProbe := func(ctx context.Context) error { return get(ctx, client, "http://"+t+"/") }
+		if t.Via != nil {
+			host, port, _ := net.SplitHostPort(t.Addr)
+			inNode := func(ctx context.Context) error {
+				_, err := t.Via.Exec(ctx, "timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/"+host+"/"+port)
+				return err
+			}
+			if inNode(ctx) == nil {
+				out[t.String()] = inNode
+			} else {
+				p.Log("prober: nothing answers on %s before the switches: not probed", t)
+			}
+			continue
+		}
+		httpProbe := func(ctx context.Context) error { return get(ctx, client, "http://"+t.Addr+"/") }
 		tcpProbe := func(ctx context.Context) error {
-			c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", t)
+			c, err := (&net.Dialer{Timeout: 2 * time.Second}).DialContext(ctx, "tcp", t.Addr)
 			if err == nil {
 				c.Close()
 			}
@@ -49,9 +78,9 @@ func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
 		}
 		switch {
 		case httpProbe(ctx) == nil:
-			out[t] = httpProbe
+			out[t.String()] = httpProbe
 		case tcpProbe(ctx) == nil:
-			out[t] = tcpProbe
+			out[t.String()] = tcpProbe
 		default:
 			p.Log("prober: nothing answers on %s before the switches: not probed", t)
 		}
@@ -155,7 +184,10 @@ func (r *readiness) run(ctx context.Context) {
 				r.errors++
 			}
 		} else {
-			for key := range r.baseline {
+			for key, b := range r.baseline {
+				if b.Completed() {
+					continue
+				}
 				if p, ok := pods[key]; !ok || !p.Ready {
 					r.notReady[key] += dt
 				}

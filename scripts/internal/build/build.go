@@ -94,13 +94,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.OutputDir = o.Matrix.OutputDir()
 	}
 	p := PathsFor(o.OutputDir, r.Release, o.Variant)
-	var series []*patch.Series
-	for _, name := range r.Series.For(o.Variant) {
-		s, err := patch.Load(o.Matrix.Root, name)
-		if err != nil {
-			return nil, fmt.Errorf("release %s: %w", r.Release, err)
-		}
-		series = append(series, s)
+	series, err := loadSeries(o.Matrix.Root, r, r.Series.For(o.Variant))
+	if err != nil {
+		return nil, err
 	}
 	prepFP, err := prepareFingerprint(o, series)
 	if err != nil {
@@ -469,4 +465,17 @@ func treeChangedSince(tree string, t time.Time) bool {
 		return nil
 	})
 	return changed || (err != nil && !errors.Is(err, errStop))
+}
+
+// loadSeries loads the named patch series of a release, in order.
+func loadSeries(root string, r *matrix.Release, names []string) ([]*patch.Series, error) {
+	var series []*patch.Series
+	for _, name := range names {
+		s, err := patch.Load(root, name)
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w", r.Release, err)
+		}
+		series = append(series, s)
+	}
+	return series, nil
 }

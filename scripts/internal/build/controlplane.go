@@ -18,7 +18,6 @@ import (
 	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/patch"
 )
 
 // ControlPlaneCommand is one binary of the control plane and the package
@@ -114,13 +113,9 @@ func RunControlPlane(ctx context.Context, o Options) (*ControlPlaneResult, error
 	}
 	o.Variant = ControlPlaneVariant
 	p := ControlPlanePathsFor(o.OutputDir, r.Release)
-	var series []*patch.Series
-	for _, name := range names {
-		s, err := patch.Load(o.Matrix.Root, name)
-		if err != nil {
-			return nil, fmt.Errorf("release %s: %w", r.Release, err)
-		}
-		series = append(series, s)
+	series, err := loadSeries(o.Matrix.Root, r, names)
+	if err != nil {
+		return nil, err
 	}
 	base, err := prepareFingerprint(o, series)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/scripts/internal/fsutil"
 )
 
 // Paths inside a node.
@@ -129,7 +130,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 			return nil, fmt.Errorf("node %s: %w", s.Name, err)
 		}
 	}
-	if err := fsutilWrite(filepath.Join(n.nodeDir(), "cni", "10-rehearsal.conflist"), CNIConfig(n.PodCIDR())); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(n.nodeDir(), "cni", "10-rehearsal.conflist"), CNIConfig(n.PodCIDR()), 0o644); err != nil {
 		return nil, fmt.Errorf("node %s: CNI config: %w", s.Name, err)
 	}
 	clamp := ""
@@ -326,7 +327,7 @@ func (c *Cluster) stage(src, rel string) (string, error) {
 	tmp := dst + ".tmp"
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
-		if err := copyFile(src, tmp); err != nil {
+		if err := fsutil.CopyFile(src, tmp); err != nil {
 			return "", fmt.Errorf("stage %s: %w", src, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sort"
 	"strings"
 	"time"
@@ -33,7 +34,9 @@ func nodePreflight(ctx context.Context, node *framework.Node, to string) []prefl
 	GinkgoHelper()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"), "--root", repoRoot, "preflight",
 		"--to", to, "--docker-endpoint", "unix://"+node.Docker.Socket, "--pods", node.ManifestDir,
-		"--source", "static", "--node-name", framework.NodeName, "--format", "json")
+		"--source", "static", "--node-name", framework.NodeName, "--format", "json",
+		// As the node's kubelets run (a privileged pod is among the shapes).
+		"--allow-privileged", strconv.FormatBool(node.AllowPrivileged))
 	out, err := cmd.Output()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 1 {

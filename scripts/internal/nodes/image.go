@@ -34,6 +34,11 @@ var ImagePackages = []string{
 	"util-linux", "mount", "ca-certificates", "procps", "tini",
 }
 
+// ImageCacheDir is where the node image's root filesystem tarballs are
+// kept for the repository at root: one place for the rehearsal and the
+// nodes' own tests, so the image is built once.
+func ImageCacheDir(root string) string { return filepath.Join(root, "_output", "cache", "node-image") }
+
 // ImageOptions says where the node image is built.
 type ImageOptions struct {
 	Engine Engine

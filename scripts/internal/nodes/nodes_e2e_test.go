@@ -46,7 +46,7 @@ func TestNodeImage(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2 {
 		start := time.Now()
-		tag, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: filepath.Join(root, "_output", "rehearsal", "image")})
+		tag, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func TestTwoNodesSwitch(t *testing.T) {
 		}
 	}
 	work := filepath.Join(root, "_output", "rehearsal")
-	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: filepath.Join(work, "image")})
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +538,7 @@ func TestNodeTarballAndRemove(t *testing.T) {
 	root, e := e2eEnv(t)
 	ctx := context.Background()
 	work := filepath.Join(root, "_output", "rehearsal")
-	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: filepath.Join(work, "image")})
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
 	if err != nil {
 		t.Fatal(err)
 	}

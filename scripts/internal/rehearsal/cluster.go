@@ -144,11 +144,8 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		log("reusing the running cluster (FROM %s, %d nodes, up since %s)", st.From, len(st.Nodes), st.UpAt)
 		return c, c.attach(ctx, st)
 	}
-	// Anything left of an earlier cluster goes first.
+	// Anything left of an earlier cluster goes first; the engine stays up.
 	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {
-		return nil, err
-	}
-	if err := step("engine", func() error { return l.engineScript(ctx, "engine-up.sh", o.Network, o.Log) }); err != nil {
 		return nil, err
 	}
 	var fromKubelet string
@@ -170,7 +167,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	if err := step("node image", func() (err error) {
-		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: filepath.Join(l.Cache(), "node-image")})
+		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir(l.Root)})
 		return err
 	}); err != nil {
 		return nil, err

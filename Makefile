@@ -75,6 +75,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 .PHONY: test
 test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane too), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
+	$(CLI) machine save $(OUTPUT)/machine/test.json
 	cd scripts && go test ./...
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
@@ -91,6 +92,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory verify-checksums
 	$(MAKE) --no-print-directory package VERSION=1.9.11
 	$(MAKE) --no-print-directory check-package VERSION=1.9.11
+	$(CLI) machine check $(OUTPUT)/machine/test.json
 
 .PHONY: bench-hash
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
@@ -110,6 +112,7 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 
 .PHONY: e2e
 e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine) and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|rehearsal]
+	@scripts/prereqs.sh
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	scripts/engine-up.sh
@@ -137,8 +140,10 @@ IMAGES ?=
 .PHONY: rehearsal
 rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."]
 	@scripts/prereqs.sh
-	@$(CLI) rehearsal run --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
-	  --manifests "$(MANIFESTS)" --images "$(IMAGES)"
+	@$(CLI) machine save $(OUTPUT)/machine/rehearsal.json
+	@rc=0; $(CLI) rehearsal run --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
+	  --manifests "$(MANIFESTS)" --images "$(IMAGES)" || rc=$$?; \
+	  $(CLI) machine check $(OUTPUT)/machine/rehearsal.json && exit $$rc
 
 .PHONY: rehearsal-up
 rehearsal-up: $(TOOLCHAIN) ## Leave a rehearsal cluster running: make rehearsal-up FROM=1.7.5 [NODES=2] (prints export KUBECONFIG=...)

@@ -8,6 +8,9 @@
 #
 # The rehearsal suite runs `toolchain rehearsal` (its own engine, nodes and
 # control plane) and removes all of it at the end.
+#
+# Each suite must leave the machine's kernel settings as it found them:
+# they are recorded before it and checked after it (toolchain machine).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/_output/e2e"
@@ -21,9 +24,11 @@ for s in "${suites[@]}"; do
   echo "==> e2e suite $s"
   start=$(date +%s)
   rc=0
+  "$root/_output/bin/toolchain" --root "$root" machine save "$out/machine-$s.json"
   (cd "$root/e2e" && go test ./node -count=1 -timeout 30m -v \
       -ginkgo.label-filter="$s" -ginkgo.v \
       -ginkgo.junit-report="$out/junit-$s.xml") 2>&1 | tee "$out/$s.log" || rc=$?
+  "$root/_output/bin/toolchain" --root "$root" machine check "$out/machine-$s.json" 2>&1 | tee -a "$out/$s.log" || rc=1
   secs=$(( $(date +%s) - start ))
   if [ "$rc" -eq 0 ] && grep -q 'Ran [1-9][0-9]* of' "$out/$s.log"; then
     summary+=("$(printf '%-14s passed  %4ds' "$s" "$secs")")

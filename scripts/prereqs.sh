@@ -17,3 +17,29 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
 fi
 command -v go >/dev/null || { echo "Go is required (the toolchain pins go1.26.8 via GOTOOLCHAIN)" >&2; exit 1; }
+
+# What the e2e's kubelets and the rehearsal's nodes need from the kernel
+# (docs/machine.md). A module load is a change to the machine no namespace
+# can keep apart, so the modules are loaded here, up front and stated,
+# before any suite records the machine's kernel settings; a suite that
+# loads another one fails its machine check.
+die() { echo "prereqs: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "run as root: the e2e and the rehearsal start dockerd, mount and create cgroups"
+for m in cpu cpuacct cpuset memory devices freezer blkio pids; do
+  grep -qE "^[^ ]+ [^ ]+ cgroup [^ ]*\b$m\b" /proc/mounts ||
+    die "no cgroup v1 '$m' hierarchy mounted under /sys/fs/cgroup: kubelets 1.7-1.18 need cgroup v1 (boot with systemd.unified_cgroup_hierarchy=0)"
+done
+command -v unshare >/dev/null && command -v mountpoint >/dev/null || die "unshare and mountpoint (util-linux) are needed"
+modules=(overlay bridge br_netfilter veth nf_conntrack nf_nat ip_tables iptable_filter iptable_nat
+  xt_conntrack xt_MASQUERADE xt_addrtype xt_comment xt_mark xt_multiport xt_nat xt_tcpudp)
+if [ -r /proc/modules ]; then
+  for m in "${modules[@]}"; do
+    grep -q "^$m " /proc/modules || [ -d "/sys/module/$m" ] || {
+      echo "loading kernel module $m (needed by the e2e and the rehearsal)"
+      modprobe "$m" || die "kernel module $m cannot be loaded (modprobe $m failed)"
+    }
+  done
+fi
+# Without module support everything must be built in.
+grep -qw overlay /proc/filesystems || die "no overlay filesystem (module overlay): dockerd's overlay2 needs it"
+[ -e /proc/sys/net/bridge/bridge-nf-call-iptables ] || die "no /proc/sys/net/bridge (module br_netfilter): modprobe br_netfilter"

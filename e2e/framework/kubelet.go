@@ -61,6 +61,11 @@ type KubeletConfig struct {
 	// CertDir is --cert-dir, where the kubelet keeps its self-signed serving
 	// cert (default RootDir/pki: never the machine's /var/lib/kubelet/pki).
 	CertDir string
+	// Shadow is scripts/node/shadow-sysctls.sh: the kubelet runs in a mount
+	// namespace of its own where the kernel settings it writes at start
+	// (vm.overcommit_memory, kernel.panic, ...) are files under SysctlDir,
+	// never the machine's. SysctlDir outlives one kubelet, as RootDir does.
+	Shadow, SysctlDir string
 	KubeletOptions
 }
 
@@ -93,6 +98,9 @@ var runs struct {
 func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	if _, err := os.Stat(cfg.Binary); err != nil {
 		return nil, fmt.Errorf("kubelet %s %s not built (make kubelet VERSION=%s VARIANT=%s): %w", cfg.Release, cfg.Variant, cfg.Release, cfg.Variant, err)
+	}
+	if cfg.Shadow == "" || cfg.SysctlDir == "" {
+		return nil, fmt.Errorf("kubelet %s %s: no sysctl shadow: it would write the machine's kernel settings", cfg.Release, cfg.Variant)
 	}
 	for _, d := range []string{cfg.ManifestDir, cfg.RootDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -153,7 +161,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		args = append(args, "--feature-gates=DevicePlugins=false")
 	}
 	args = append(args, cfg.Args...)
-	cmd := exec.Command(cfg.Binary, args...)
+	cmd := exec.Command(cfg.Shadow, append([]string{"exec", cfg.SysctlDir, cfg.RootDir, "--", cfg.Binary}, args...)...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

@@ -31,6 +31,9 @@ type Node struct {
 	RuntimeEndpoint string
 	// CgroupRoot is --cgroup-root, the node's own (cgroup.go says why).
 	CgroupRoot string
+	// SysctlDir holds the kubelets' shadows of the kernel settings they
+	// write (KubeletConfig.Shadow), starting at the Linux defaults.
+	SysctlDir string
 	// Docker is the e2e's own engine (EngineSocket), checked to be ours.
 	Docker *Docker
 	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
@@ -38,8 +41,8 @@ type Node struct {
 	// AllowPrivileged passes --allow-privileged=true to kubelets that have
 	// the flag (up to 1.14): without it they refuse privileged static pods.
 	AllowPrivileged bool
-	kubelet  *Kubelet
-	podUIDs  map[string]bool // of every pod added, for Cleanup
+	kubelet         *Kubelet
+	podUIDs         map[string]bool // of every pod added, for Cleanup
 }
 
 // NewNode prepares an empty node under dir on the e2e's own engine.
@@ -49,7 +52,7 @@ func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
 	engine := NewDocker(EngineSocket(root))
 	n := &Node{Root: root, Dir: dir, ManifestDir: filepath.Join(dir, "manifests"), RootDir: filepath.Join(dir, "kubelet"),
 		LogDir: logDir, DockershimRoot: filepath.Join(dir, "dockershim"), RuntimeEndpoint: filepath.Join(dir, "dockershim.sock"),
-		CgroupRoot: "/kubelet-" + filepath.Base(dir), Docker: engine, Endpoint: engine.Socket}
+		CgroupRoot: "/kubelet-" + filepath.Base(dir), SysctlDir: filepath.Join(dir, "sysctls"), Docker: engine, Endpoint: engine.Socket}
 	if err := engine.CheckOurs(ctx, root); err != nil {
 		if errors.Is(err, ErrNotOurEngine) {
 			return nil, err
@@ -98,7 +101,8 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	}
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
 		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
-		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot, KubeletOptions: opts})
+		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
+		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, KubeletOptions: opts})
 	if err != nil {
 		return nil, err
 	}

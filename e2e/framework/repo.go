@@ -57,3 +57,9 @@ func LoadRelease(root, name string) (*Release, error) {
 func KubeletBinary(root, release, variant string) string {
 	return filepath.Join(root, "_output", release, variant, "bin", "linux", "amd64", "kubelet")
 }
+
+// ShadowScript runs a kubelet with the kernel settings it writes kept off
+// the machine (scripts/node/shadow-sysctls.sh).
+func ShadowScript(root string) string {
+	return filepath.Join(root, "scripts", "node", "shadow-sysctls.sh")
+}

@@ -63,14 +63,16 @@ setup_cgroups() {
 	log "cgroup v1 hierarchies: ${specs[*]}"
 }
 
-# Kubelet and kube-proxy write net.* sysctls (route_localnet, bridge
-# netfilter): /proc/sys/net is this node's network namespace, so it is made
-# writable. The rest of /proc/sys (vm, kernel) is the host's and stays
-# read-only: a kubelet that wants to change vm.overcommit_memory & co fails
-# to start instead of changing the machine.
+# Kubelet and kube-proxy write sysctls at start. /proc/sys/net is this
+# node's network namespace, so it is made writable. The rest of /proc/sys
+# (vm, kernel) is the machine's and stays read-only; the entries kubelets
+# write there are shadowed by files holding the Linux defaults
+# (shadow-sysctls.sh), so every node starts as a fresh machine would,
+# whatever the machine's values, and the kubelet's writes land in the node.
 setup_sysctls() {
 	mount --bind /proc/sys/net /proc/sys/net
 	mount -o remount,bind,rw /proc/sys/net
+	"${BASH_SOURCE[0]%/*}/shadow-sysctls.sh" mount "$STATE/sysctls" node
 }
 
 # iptables-legacy: the era's kube-proxy (1.9) predates the nft backend.

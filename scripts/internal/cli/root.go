@@ -86,6 +86,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newCheckPackageCmd(s, g),
 		newExportPatchesCmd(s, g),
 		newRehearsalCmd(s, g),
+		newMachineCmd(s, g),
 	)
 	return cmd
 }

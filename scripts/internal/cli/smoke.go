@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ func newSmokeCmd(s Streams, g *globals) *cobra.Command {
 				return err
 			}
 			bin := build.PathsFor(m.OutputDir(), r.Release, v).Binary
-			rep, err := smoke.Run(cmd.Context(), bin, r.GitVersion(v), time.Minute)
+			rep, err := smoke.Run(cmd.Context(), bin, r.GitVersion(v), filepath.Join(m.Root, "scripts", "node", "shadow-sysctls.sh"), time.Minute)
 			if err != nil {
 				return fmt.Errorf("smoke test of %s: %w", bin, err)
 			}

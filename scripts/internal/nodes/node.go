@@ -153,7 +153,6 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		"--device-cgroup-rule=a *:* rwm",
 		"--sysctl", "net.ipv4.ip_forward=1",
 		"--tmpfs", "/run", "--tmpfs", "/tmp",
-		"-v", "/lib/modules:/lib/modules:ro",
 		"-v", n.Volume+":/var/lib/docker",
 		"-v", filepath.Join(c.Root, "scripts", "node")+":"+nodeSupervisorDir+":ro",
 		"-v", c.stageDir()+":"+nodeStageDir+":ro",
@@ -169,6 +168,11 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 	)
 	if s.ConfigDir != "" {
 		args = append(args, "-v", s.ConfigDir+":"+NodeConfigDir+":ro")
+	}
+	// The kubelet and kube-proxy run modprobe; a kernel without module
+	// support has no /lib/modules, and docker would create it on the machine.
+	if _, err := os.Stat("/lib/modules"); err == nil {
+		args = append(args, "-v", "/lib/modules:/lib/modules:ro")
 	}
 	args = append(args, "--entrypoint", "/usr/bin/tini", c.Image, "--", supervisor, "boot")
 	if _, err := c.Engine.Docker(ctx, args...); err != nil {

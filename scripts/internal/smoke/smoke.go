@@ -38,7 +38,9 @@ const (
 
 // Run checks the binary's version against want (semver, build metadata
 // included) and that it starts cAdvisor and dials Docker within timeout.
-func Run(ctx context.Context, binary, want string, timeout time.Duration) (*Report, error) {
+// The kubelet runs through shadow (scripts/node/shadow-sysctls.sh), so
+// the kernel settings it writes at start never reach the machine.
+func Run(ctx context.Context, binary, want, shadow string, timeout time.Duration) (*Report, error) {
 	rep := &Report{}
 	out, err := execx.Run(ctx, execx.Cmd{Name: binary, Args: []string{"--version"}, Timeout: timeout})
 	if err != nil {
@@ -81,7 +83,8 @@ func Run(ctx context.Context, binary, want string, timeout time.Duration) (*Repo
 		}
 	}()
 
-	kubelet, err := execx.Start(ctx, execx.Cmd{Name: binary, Args: []string{
+	kubelet, err := execx.Start(ctx, execx.Cmd{Name: shadow, Args: []string{
+		"exec", filepath.Join(dir, "sysctls"), root, "--", binary,
 		"--root-dir=" + root, "--pod-manifest-path=" + filepath.Join(dir, "manifests"),
 		"--cgroup-driver=cgroupfs", "--hostname-override=smoke", "--read-only-port=0",
 		"--docker-endpoint=unix://" + sock, "--docker=unix://" + sock, "--v=2"}, Timeout: timeout})

@@ -65,8 +65,27 @@ func rehearsalDown(ctx context.Context) {
 	Expect(cmd.Run()).To(Succeed(), "rehearsal down")
 }
 
+// kubeletTunables are the kernel settings every kubelet 1.7-1.18 writes at
+// start unless they already hold these values (pkg/kubelet/cm
+// container_manager_linux.go, setupKernelTunables).
+var kubeletTunables = map[string]string{"vm/overcommit_memory": "1", "vm/panic_on_oom": "0", "kernel/panic": "10", "kernel/panic_on_oops": "1"}
+
+func readSysctls(keys map[string]string) map[string]string {
+	GinkgoHelper()
+	out := map[string]string{}
+	for k := range keys {
+		b, err := os.ReadFile("/proc/sys/" + k)
+		Expect(err).NotTo(HaveOccurred())
+		out[k] = strings.TrimSpace(string(b))
+	}
+	return out
+}
+
+// Ordered: the specs share one cluster (the second reuses the first's).
 var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Ordered, func() {
+	var machine map[string]string
 	BeforeAll(func(ctx SpecContext) {
+		machine = readSysctls(kubeletTunables)
 		DeferCleanup(func(ctx SpecContext) {
 			rehearsalDown(ctx)
 			By("rehearsal down left nothing behind")
@@ -117,6 +136,25 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 		}
 		Expect(code).To(Equal(0))
 	}, SpecTimeout(framework.LongSpec))
+
+	It("each node's kubelet wrote its kernel settings into the node's own shadows, the machine's are as they were", func(ctx SpecContext) {
+		docker := func(args ...string) string {
+			GinkgoHelper()
+			out, err := exec.CommandContext(ctx, "/usr/bin/docker", append([]string{"-H", "unix://" + filepath.Join(repoRoot, "_output", "rehearsal", "engine", "docker.sock")}, args...)...).CombinedOutput()
+			Expect(err).NotTo(HaveOccurred(), "docker %v: %s", args, out)
+			return strings.TrimSpace(string(out))
+		}
+		names := strings.Fields(docker("ps", "--filter", "label=io.kubelet-toolchain.rehearsal="+repoRoot, "--filter", "label=io.kubelet-toolchain.rehearsal.node", "--format", "{{.Names}}"))
+		Expect(names).To(HaveLen(2))
+		for _, n := range names {
+			mounts := docker("exec", n, "cat", "/proc/1/mountinfo")
+			for k, want := range kubeletTunables {
+				Expect(mounts).To(ContainSubstring(" /proc/sys/"+k+" "), "node %s: /proc/sys/%s is not shadowed", n, k)
+				Expect(docker("exec", n, "cat", "/proc/sys/"+k)).To(Equal(want), "node %s: %s as its kubelet left it", n, k)
+			}
+		}
+		Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
+	}, SpecTimeout(framework.ShortSpec))
 
 	It("vanilla 1.9.11 recreates the pods, as predicted, and fails (negative control)", func(ctx SpecContext) {
 		code, rep := rehearse(ctx, "--from", "1.7.5", "--to", "1.9.11", "--variant", "vanilla", "--nodes", "2")

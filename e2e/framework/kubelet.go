@@ -165,7 +165,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	fmt.Fprintf(logFile, "# %s %s %s\n", strings.Join(cfg.Env, " "), cfg.Binary, strings.Join(args, " "))
+	fmt.Fprintf(logFile, "# %s %s\n", strings.Join(cfg.Env, " "), strings.Join(cmd.Args, " "))
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return nil, err

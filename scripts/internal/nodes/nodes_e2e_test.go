@@ -3,7 +3,7 @@ package nodes
 // The node end to end: real node containers on the rehearsal's engine
 // (scripts/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine), real
 // kubelets (make kubelet VERSION=1.7.5 and VERSION=1.9.11). Skipped unless
-// REHEARSAL_NODES=1; see README "Rehearsal nodes" for the command.
+// REHEARSAL_NODES=1; see docs/rehearsal.md ("The rehearsal's nodes") for the command.
 
 import (
 	"bufio"

@@ -91,6 +91,9 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
+// ErrNotFound is what the engine answers 404 for (no such container).
+var ErrNotFound = errors.New("not found")
+
 func (d *Docker) do(ctx context.Context, method, path string, q url.Values, out any) error {
 	u := "http://docker" + path
 	if len(q) > 0 {
@@ -107,7 +110,11 @@ func (d *Docker) do(ctx context.Context, method, path string, q url.Values, out 
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("docker %s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(body)))
+		err := fmt.Errorf("docker %s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(body)))
+		if resp.StatusCode == http.StatusNotFound {
+			err = fmt.Errorf("%w: %w", ErrNotFound, err)
+		}
+		return err
 	}
 	if out == nil {
 		return nil

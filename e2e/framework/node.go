@@ -175,7 +175,11 @@ func (n *Node) Cleanup(ctx context.Context) error {
 		uids[uid] = true
 	}
 	for _, c := range list {
-		errs = append(errs, n.Docker.RemoveContainer(ctx, c.ID))
+		// A container the stopped kubelet's GC asked dockerd to remove just
+		// before it stopped may be gone by now: that is what cleanup wants.
+		if err := n.Docker.RemoveContainer(ctx, c.ID); !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
 		uids[c.Labels[LabelPodUID]] = true
 		ids = append(ids, c.ID)
 	}

@@ -174,7 +174,6 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 	if s.ConfigDir != "" {
 		args = append(args, "-v", s.ConfigDir+":"+NodeConfigDir+":ro")
 	}
-
 	args = append(args, "--entrypoint", "/usr/bin/tini", c.Image, "--", supervisor, "boot")
 	if _, err := c.Engine.Docker(ctx, args...); err != nil {
 		n.Remove(context.WithoutCancel(ctx))

@@ -179,10 +179,19 @@ $(TOOLCHAIN):
 	@cd scripts && go build -o ../$(TOOLCHAIN) ./cmd/toolchain
 
 .PHONY: hash-schemas
-hash-schemas: $(TOOLCHAIN) ## Regenerate the 1.7/1.8 Container schemas (legacy hash) and 1.7's internal Pod graph (legacy static pod UID) from those releases' trees
-	@$(CLI) gen-hash-schema --module-version v1.7.5 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v17/v1/types.go
-	@$(CLI) gen-hash-schema --module-version v1.8.15 --out overlay/k19-fixes/pkg/kubelet/container/legacyhash/v18/v1/types.go
-	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out overlay/k19-fixes/pkg/kubelet/config/legacyuid/v17/api/types.go
+LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, from those releases' trees
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod-official --out $(LEGACY_TYPES)/v17/official/api/types.go
+	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema meta-official --out $(LEGACY_TYPES)/v17/official/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --out $(LEGACY_TYPES)/v18/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema container-official --out $(LEGACY_TYPES)/v18/official/v1/types.go
+
+.PHONY: uid-goldens
+uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 kubelet derives for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's own dumps rewritten into go1.8.3's layout
+	@$(CLI) gen-uid-goldens --dir $(LEGACY_TYPES)/testdata/official
 
 .PHONY: clean
 clean: ## Remove _output/ (trees, binaries); the Go caches stay

@@ -328,6 +328,9 @@ func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []s
 	if v == matrix.Patched && r.HashBaseline != "" {
 		extra = append(extra, fmt.Sprintf("-X '%s=%s'", hashBaselineVar, r.HashBaseline))
 	}
+	if v == matrix.Patched && r.UIDBaseline != "" {
+		extra = append(extra, fmt.Sprintf("-X '%s=%s'", uidBaselineVar, r.UIDBaseline))
+	}
 	return compileCommand(r, versionVars(r, r.GitVersion(v)), extra, r.CGO, p.GOPATH)
 }
 
@@ -358,6 +361,10 @@ func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn b
 // hashBaselineVar selects the baseline of the legacy container hash patch
 // (overlay pkg/kubelet/container/legacyhash); the same path in both eras.
 const hashBaselineVar = "k8s.io/kubernetes/pkg/kubelet/container/legacyhash.baseline"
+
+// uidBaselineVar selects the static pod UID baseline (versions.yaml
+// uidBaseline) of the static pod identity patch (overlay legacy-types).
+const uidBaselineVar = "k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid.baseline"
 
 // versionPackages are the packages hack/lib/version.sh stamps, as import
 // paths the linker sees in this era.

@@ -72,6 +72,15 @@ type Release struct {
 	// HashBaseline is the release whose container hash a patched kubelet
 	// writes (the legacy-compatible HashContainer fix), e.g. "1.7".
 	HashBaseline string `json:"hashBaseline,omitempty"`
+	// UIDBaseline is the release whose static pod UID derivation a patched
+	// kubelet uses for a pod that runs nowhere yet (as the official binary
+	// of that release derives it), e.g. "1.7". Kept apart from HashBaseline:
+	// the container hash and the UID change in different releases.
+	UIDBaseline string `json:"uidBaseline,omitempty"`
+	// PackageRevision, when set, is a rebuild of the release whose kubelet
+	// behaves differently from the packages built before: its packages get
+	// a new revision (so yum and apt upgrade to them) and a changelog entry.
+	PackageRevision *PackageRevision `json:"packageRevision,omitempty"`
 	// StandIn names a release with the same relevant types to use when this
 	// one cannot be downloaded here.
 	StandIn string `json:"standIn,omitempty"`
@@ -79,10 +88,25 @@ type Release struct {
 	Note string `json:"note,omitempty"`
 }
 
+// PackageRevision is a release's package revision after the first.
+type PackageRevision struct {
+	// Number counts from 2 (the first packages had none).
+	Number int `json:"number"`
+	// Date dates the changelog entry (packages stay reproducible).
+	Date time.Time `json:"date"`
+	// Changes says what the kubelet does differently, for the changelog.
+	Changes string `json:"changes"`
+}
+
 // Series names the patch series applied for each variant.
 type Series struct {
 	// Build is applied to every variant: Go-compatibility fixes only.
 	Build string `json:"build"`
+	// LegacyTypes is a shared overlay applied to every variant after Build:
+	// older releases' type graphs and the official Go's runtime layouts,
+	// for the build and fixes series that derive what official or older
+	// kubelets derive (static pod UIDs, container hashes).
+	LegacyTypes string `json:"legacyTypes,omitempty"`
 	// Defaults is applied to every variant of every release: the settings
 	// a current Go build should carry whatever the tree's era (the Go
 	// security defaults for TLS and X.509).
@@ -124,7 +148,7 @@ func (r *Release) ControlPlaneGitVersion() string {
 // For returns the series applied, in order, for variant v.
 func (s Series) For(v Variant) []string {
 	var out []string
-	for _, name := range []string{s.Build, s.Defaults, s.Tools} {
+	for _, name := range []string{s.Build, s.LegacyTypes, s.Defaults, s.Tools} {
 		if name != "" {
 			out = append(out, name)
 		}
@@ -170,6 +194,17 @@ func (r *Release) GitVersion(v Variant) string {
 // the series the build is named after, e.g. 1.9.11+k19-fixes (or the
 // variant, 1.18.6+vanilla, with no series).
 func (r *Release) PackageVersion(v Variant) string {
+	if pr := r.PackageRevision; pr != nil {
+		// ".2" sorts after the end of the first packages' version in RPM's
+		// Release and in Debian's revision alike.
+		return fmt.Sprintf("%s.%d", r.FirstPackageVersion(v), pr.Number)
+	}
+	return r.FirstPackageVersion(v)
+}
+
+// FirstPackageVersion is the package version before any package revision:
+// <release>+<series> (or +<variant> when no series names the build).
+func (r *Release) FirstPackageVersion(v Variant) string {
 	if n := r.Series.Named(v); n != "" {
 		return r.Release + "+" + n
 	}
@@ -352,7 +387,7 @@ func (r *Release) validate(root string) error {
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
 	}
-	for field, s := range map[string]string{"series.build": r.Series.Build, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane} {
+	for field, s := range map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane} {
 		if s == "" {
 			continue
 		}
@@ -365,6 +400,12 @@ func (r *Release) validate(root string) error {
 	}
 	if r.HashBaseline != "" && !baselineRE.MatchString(r.HashBaseline) {
 		return fieldError("hashBaseline", "%q is not a minor release like 1.7", r.HashBaseline)
+	}
+	if r.UIDBaseline != "" && !baselineRE.MatchString(r.UIDBaseline) {
+		return fieldError("uidBaseline", "%q is not a minor release like 1.7", r.UIDBaseline)
+	}
+	if pr := r.PackageRevision; pr != nil && (pr.Number < 2 || pr.Date.IsZero() || strings.TrimSpace(pr.Changes) == "") {
+		return fieldError("packageRevision", "needs number >= 2 (the first packages have none), date and changes")
 	}
 	if r.PauseImage == "" {
 		return fieldError("pauseImage", "missing")

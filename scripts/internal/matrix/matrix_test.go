@@ -195,3 +195,14 @@ func TestControlPlaneSeries(t *testing.T) {
 		t.Errorf("ControlPlaneGitVersion = %s", v)
 	}
 }
+
+func TestPackageRevision(t *testing.T) {
+	r := &Release{Release: "1.9.11", Series: Series{Build: "k19-build", Fixes: "k19-fixes"}}
+	if got := r.PackageVersion(Patched); got != "1.9.11+k19-fixes" {
+		t.Errorf("no revision: %s", got)
+	}
+	r.PackageRevision = &PackageRevision{Number: 2}
+	if got, first := r.PackageVersion(Patched), r.FirstPackageVersion(Patched); got != "1.9.11+k19-fixes.2" || first != "1.9.11+k19-fixes" {
+		t.Errorf("revision 2: %s (first %s)", got, first)
+	}
+}

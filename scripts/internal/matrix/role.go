@@ -6,6 +6,8 @@ func (s Series) Role(name string) string {
 	switch name {
 	case s.Build:
 		return "Go compatibility fixes"
+	case s.LegacyTypes:
+		return "older releases' type graphs and go1.8.3's runtime layouts, for what official kubelets derive"
 	case s.Defaults:
 		return "Go's current TLS and X.509 defaults"
 	case s.Tools:

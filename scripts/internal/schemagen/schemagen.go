@@ -23,26 +23,47 @@ import (
 	"strings"
 )
 
-// Schema is one kind of type graph: where its types.go lives, the type
+// Schema is one kind of type graph: where its types.go lives, the types
 // the graph starts from and the package name go-spew must print.
 type Schema struct {
 	// Name is the --schema value ("" is the container schema).
 	Name string
 	// Files are where types.go lives in the trees, newest layout first.
-	Files   []string
-	Root    string
+	Files []string
+	// Roots are the types the graph starts from.
+	Roots   []string
 	Package string
+	// Provided are types of the graph that a hand-written file beside the
+	// generated one declares (meta/v1's Time lives in time.go, and the
+	// official graph holds it in go1.8.3's layout).
+	Provided []string
+	// Imports replace import paths of the release's file: the official
+	// graphs hold go1.8.3's runtime layouts (overlay legacy-types, go18)
+	// instead of this Go's. "%s" stands for the release's directory ("v17").
+	Imports map[string]string
 	// What describes the graph in the generated file's header.
 	What string
 }
 
-// Container is the core/v1 Container graph (the container hash).
+// go18 is where the legacy-types overlay keeps go1.8.3's runtime layouts.
+const go18 = "k8s.io/kubernetes/pkg/kubelet/legacytypes/go18/"
+
+// Container is the core/v1 Container graph (the container hash), as a
+// kubelet built by Go >= 1.9 prints it.
 var Container = Schema{
 	Files: []string{
 		"staging/src/k8s.io/api/core/v1/types.go", // 1.8 - 1.14
 		"pkg/api/v1/types.go",                     // <= 1.7
 	},
-	Root: "Container", Package: "v1", What: "The core/v1 Container type graph",
+	Roots: []string{"Container"}, Package: "v1", What: "The core/v1 Container type graph",
+}
+
+// ContainerOfficial is the Container graph as the official go1.8.3 build
+// of 1.7 or 1.8 prints it: quantities in go1.8.3's math/big layout.
+var ContainerOfficial = Schema{
+	Name: "container-official", Files: Container.Files, Roots: Container.Roots, Package: "v1",
+	Imports: map[string]string{"k8s.io/apimachinery/pkg/api/resource": go18 + "resource"},
+	What:    "The core/v1 Container type graph, runtime types in go1.8.3's layout,",
 }
 
 // InternalPod is the internal Pod graph of pkg/api (<= 1.7; 1.8 moved it
@@ -50,22 +71,49 @@ var Container = Schema{
 var InternalPod = Schema{
 	Name:  "internal-pod",
 	Files: []string{"pkg/api/types.go"},
-	Root:  "Pod", Package: "api", What: "The internal (pkg/api) Pod type graph",
+	Roots: []string{"Pod"}, Package: "api", What: "The internal (pkg/api) Pod type graph",
 }
+
+// InternalPodOfficial is the internal Pod graph as the official go1.8.3
+// build prints it: times and quantities in go1.8.3's layout, and the
+// object metadata from MetaOfficial (it holds times).
+var InternalPodOfficial = Schema{
+	Name: "internal-pod-official", Files: InternalPod.Files, Roots: InternalPod.Roots, Package: "api",
+	Imports: map[string]string{
+		"k8s.io/apimachinery/pkg/api/resource": go18 + "resource",
+		"k8s.io/apimachinery/pkg/apis/meta/v1": "k8s.io/kubernetes/pkg/kubelet/legacytypes/%s/official/meta",
+	},
+	What: "The internal (pkg/api) Pod type graph, runtime types in go1.8.3's layout,",
+}
+
+// MetaOfficial is the part of apimachinery's meta/v1 the internal Pod
+// graph uses, as the official go1.8.3 build prints it (Time is declared
+// by hand beside it: time.go, not types.go).
+var MetaOfficial = Schema{
+	Name:  "meta-official",
+	Files: []string{"staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go"},
+	Roots: []string{"ObjectMeta", "LabelSelector", "TypeMeta"}, Package: "v1", Provided: []string{"Time"},
+	What: "The meta/v1 ObjectMeta, LabelSelector and TypeMeta graph, runtime types in go1.8.3's layout,",
+}
+
+// Schemas lists every schema by its --schema name.
+var Schemas = []Schema{Container, ContainerOfficial, InternalPod, InternalPodOfficial, MetaOfficial}
 
 // SchemaNamed returns the schema a --schema value names.
 func SchemaNamed(name string) (Schema, error) {
-	for _, s := range []Schema{Container, InternalPod} {
+	var names []string
+	for _, s := range Schemas {
 		if s.Name == name {
 			return s, nil
 		}
+		names = append(names, strconv.Quote(s.Name))
 	}
-	return Schema{}, fmt.Errorf("unknown schema %q (have \"\" for the container graph, %q)", name, InternalPod.Name)
+	return Schema{}, fmt.Errorf("unknown schema %q (have %s)", name, strings.Join(names, ", "))
 }
 
 // FromZip reads the schema's types.go of a module zip and returns the
 // generated package source. header is written at the top as a comment.
-func (sc Schema) FromZip(zipPath, modulePrefix, header string) ([]byte, error) {
+func (sc Schema) FromZip(zipPath, modulePrefix, header, dir string) ([]byte, error) {
 	z, err := zip.OpenReader(zipPath)
 	if err != nil {
 		return nil, err
@@ -81,9 +129,18 @@ func (sc Schema) FromZip(zipPath, modulePrefix, header string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return sc.Generate(src, name, header)
+		return sc.generate(src, name, header, dir)
 	}
 	return nil, fmt.Errorf("%s: no %s types.go (looked for %s)", zipPath, sc.Package, strings.Join(sc.Files, ", "))
+}
+
+// releaseDir is the directory name of a release's graphs: v1.7.5 -> v17.
+func releaseDir(version string) string {
+	parts := strings.SplitN(strings.TrimPrefix(version, "v"), ".", 3)
+	if len(parts) < 2 {
+		return version
+	}
+	return "v" + parts[0] + parts[1]
 }
 
 // Generate returns the container graph of a core/v1 types.go.
@@ -94,7 +151,10 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 // Generate returns the type graph reachable from the schema's root in the
 // given types.go source, as the schema's package.
 func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
-	Root := sc.Root
+	return sc.generate(src, filename, header, "")
+}
+
+func (sc Schema) generate(src []byte, filename, header, dir string) ([]byte, error) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, filename, src, 0) // comments dropped
 	if err != nil {
@@ -109,8 +169,14 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 			}
 		}
 	}
-	if specs[Root] == nil {
-		return nil, fmt.Errorf("%s: no type %s", filename, Root)
+	for _, root := range sc.Roots {
+		if specs[root] == nil {
+			return nil, fmt.Errorf("%s: no type %s", filename, root)
+		}
+	}
+	provided := map[string]bool{}
+	for _, p := range sc.Provided {
+		provided[p] = true
 	}
 	imports := map[string]string{} // local name -> path
 	for _, im := range file.Imports {
@@ -119,13 +185,19 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 		if im.Name != nil {
 			name = im.Name.Name
 		}
+		if to, ok := sc.Imports[path]; ok {
+			if strings.Contains(to, "%s") {
+				to = fmt.Sprintf(to, dir)
+			}
+			path = to
+		}
 		imports[name] = path
 	}
 
 	used := map[string]bool{}
 	usedImports := map[string]bool{}
 	var unknown []string
-	queue := []string{Root}
+	queue := append([]string(nil), sc.Roots...)
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]
@@ -133,6 +205,10 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 			continue
 		}
 		spec := specs[name]
+		if provided[name] {
+			used[name] = true
+			continue
+		}
 		if spec == nil {
 			return nil, fmt.Errorf("%s: type %s is referenced but not declared in this file", filename, name)
 		}
@@ -148,7 +224,7 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 				}
 				return false
 			case *ast.Ident:
-				if _, ok := specs[x.Name]; ok && !used[x.Name] {
+				if _, ok := specs[x.Name]; (ok || provided[x.Name]) && !used[x.Name] {
 					queue = append(queue, x.Name)
 				}
 			}
@@ -157,7 +233,7 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 	}
 
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("%s: the %s graph uses packages the file does not import: %v", filename, Root, unknown)
+		return nil, fmt.Errorf("%s: the %s graph uses packages the file does not import: %v", filename, strings.Join(sc.Roots, ", "), unknown)
 	}
 
 	var out bytes.Buffer
@@ -185,7 +261,7 @@ func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
 		}
 		for _, s := range g.Specs {
 			ts := s.(*ast.TypeSpec)
-			if !used[ts.Name.Name] {
+			if !used[ts.Name.Name] || provided[ts.Name.Name] {
 				continue
 			}
 			out.WriteString("type ")

@@ -127,7 +127,7 @@ func TestFindGeneratedSchemas(t *testing.T) {
 	for _, g := range Find(root) {
 		got[filepath.Base(filepath.Dir(g.Path))] = g
 	}
-	if g := got["a"]; g.Schema.Root != "Pod" || g.Schema.Package != "api" || g.ModuleVersion != "v1.7.5" {
+	if g := got["a"]; g.Schema.Roots[0] != "Pod" || g.Schema.Package != "api" || g.ModuleVersion != "v1.7.5" {
 		t.Errorf("a: %+v", g)
 	}
 	// An unknown schema is found, and fails its check rather than passing.
@@ -135,5 +135,62 @@ func TestFindGeneratedSchemas(t *testing.T) {
 		t.Error("b not found")
 	} else if _, err := g.Schema.Check(context.Background(), g.ModuleVersion, g.Path); err == nil || !strings.Contains(err.Error(), "unknown schema") {
 		t.Errorf("b: Check = %v", err)
+	}
+}
+
+// The official graphs hold go1.8.3's runtime layouts: the generator points
+// their imports at the go18 packages and the release's official meta graph,
+// and leaves Time to the hand-written file beside the meta graph.
+func TestOfficialGraphsImportTheGo18Layouts(t *testing.T) {
+	out, err := ContainerOfficial.generate([]byte(src), "types.go", "generated", "v17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); !strings.Contains(got, `resource "k8s.io/kubernetes/pkg/kubelet/legacytypes/go18/resource"`) || strings.Contains(got, "k8s.io/apimachinery/pkg/api/resource") {
+		t.Errorf("container graph keeps this Go's resource.Quantity:\n%s", got)
+	}
+	pod := strings.Replace(src, "type Pod struct {\n\tmetav1.TypeMeta", "type Pod struct {\n\tmetav1.TypeMeta\n\tCreated metav1.Time", 1)
+	sc := InternalPodOfficial
+	sc.Package = "v1"
+	out, err = sc.generate([]byte(pod), "types.go", "generated", "v17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(out); !strings.Contains(got, `metav1 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/official/meta"`) {
+		t.Errorf("pod graph keeps apimachinery's meta/v1:\n%s", got)
+	}
+	meta := `package v1
+
+import "k8s.io/apimachinery/pkg/types"
+
+type ObjectMeta struct {
+	UID               types.UID
+	CreationTimestamp Time
+	DeletionTimestamp *Time
+}
+type LabelSelector struct{ MatchLabels map[string]string }
+type TypeMeta struct{ Kind string }
+type Unused struct{}
+`
+	out, err = MetaOfficial.generate([]byte(meta), "types.go", "generated", "v17")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{"type ObjectMeta struct", "CreationTimestamp Time", "type LabelSelector struct", "type TypeMeta struct"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("meta graph lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "type Time") || strings.Contains(got, "Unused") {
+		t.Errorf("meta graph declares Time (provided by hand) or an unused type:\n%s", got)
+	}
+}
+
+func TestReleaseDir(t *testing.T) {
+	for in, want := range map[string]string{"v1.7.5": "v17", "v1.8.15": "v18", "v1.13.12": "v113"} {
+		if got := releaseDir(in); got != want {
+			t.Errorf("releaseDir(%s) = %s, want %s", in, got, want)
+		}
 	}
 }

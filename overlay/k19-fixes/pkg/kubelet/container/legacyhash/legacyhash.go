@@ -11,9 +11,11 @@
 // 1.9 added Container.VolumeDevices. A pod's container spec is immutable in
 // the API except its image, and an older kubelet drops the fields it does
 // not know when it decodes a pod; so the hash an older kubelet stored is
-// the hash of the spec projected onto its own schema. This package holds
-// those schemas (generated from each release's own source) and projects a
-// container onto them field by field.
+// the hash of the spec projected onto its own schema. The schemas
+// (generated from each release's own source) live in the legacy-types
+// overlay, each twice: as the official go1.8.3 build printed it and as a
+// build by Go >= 1.9 prints it (they differ for quantities held as inf.Dec,
+// e.g. 1.5Gi: math/big.Word was a uintptr in go1.8.3).
 package legacyhash
 
 import (
@@ -22,10 +24,13 @@ import (
 	"reflect"
 
 	"k8s.io/api/core/v1"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes"
 	hashutil "k8s.io/kubernetes/pkg/util/hash"
 
-	v17 "k8s.io/kubernetes/pkg/kubelet/container/legacyhash/v17/v1"
-	v18 "k8s.io/kubernetes/pkg/kubelet/container/legacyhash/v18/v1"
+	v17official "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/official/v1"
+	v17 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/v1"
+	v18official "k8s.io/kubernetes/pkg/kubelet/legacytypes/v18/official/v1"
+	v18 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v18/v1"
 )
 
 // Native names this kubelet's own schema.
@@ -38,9 +43,14 @@ type schema struct {
 }
 
 // schemas, oldest first; Native (this release's own v1.Container) last.
+// A release's name is its official binary's (go1.8.3 for 1.7 and 1.8);
+// "+newergo" is the same release built by Go >= 1.9 (this toolchain's
+// earlier builds, distribution rebuilds).
 var schemas = []schema{
-	{"1.7", reflect.TypeOf(v17.Container{})},
-	{"1.8", reflect.TypeOf(v18.Container{})},
+	{"1.7", reflect.TypeOf(v17official.Container{})},
+	{"1.7+newergo", reflect.TypeOf(v17.Container{})},
+	{"1.8", reflect.TypeOf(v18official.Container{})},
+	{"1.8+newergo", reflect.TypeOf(v18.Container{})},
 	{Native, reflect.TypeOf(v1.Container{})},
 }
 
@@ -133,7 +143,7 @@ func hashAs(c *v1.Container, s schema) uint64 {
 	if s.name == Native {
 		hashutil.DeepHashObject(h, *c)
 	} else {
-		hashutil.DeepHashObject(h, Project(c, s.typ).Interface())
+		hashutil.DeepHashObject(h, legacytypes.Project(c, s.typ).Interface())
 	}
 	return uint64(h.Sum32())
 }

@@ -1,24 +1,57 @@
-package legacyhash
+// Package legacytypes holds older releases' type graphs (generated from
+// their own sources) and the official Go's runtime layouts (go18), and
+// projects a value of this release onto them. A kubelet hashes go-spew
+// dumps of its objects (container hashes, static pod UIDs, checkpoints),
+// and go-spew prints type names, field order and the unexported fields of
+// runtime types: projecting onto the graph an older or official kubelet
+// compiled reproduces the bytes it hashed.
+package legacytypes
 
 import (
 	"reflect"
 	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	go18resource "k8s.io/kubernetes/pkg/kubelet/legacytypes/go18/resource"
+	go18time "k8s.io/kubernetes/pkg/kubelet/legacytypes/go18/time"
 )
 
 // Project copies src into a new value of type t field by field, by name,
 // the way an older release's decoder would have filled its own type:
 // fields t lacks are dropped, nil and empty slices and maps stay distinct
-// (go-spew prints them differently), and types shared by both schemas
-// (resource.Quantity, intstr.IntOrString) are copied as they are.
+// (go-spew prints them differently), types shared by both graphs
+// (intstr.IntOrString, and resource.Quantity in a graph that keeps this
+// Go's layout) are copied as they are, and runtime values are converted
+// where the graph holds go1.8.3's layout of them.
 func Project(src interface{}, t reflect.Type) reflect.Value {
 	dst := reflect.New(t).Elem()
 	copyValue(dst, reflect.ValueOf(src).Elem())
 	return dst
 }
 
+// converters fill a go1.8.3-layout value from this Go's value. Keyed by
+// (dst, src) type.
+var converters = map[[2]reflect.Type]func(dst, src reflect.Value){
+	{reflect.TypeOf(go18time.Time{}), reflect.TypeOf(time.Time{})}: func(dst, src reflect.Value) {
+		// A location go1.8.3 could not have held (anything but UTC and
+		// Local; decoding yields only those) keeps no location.
+		t, _ := go18time.From(src.Interface().(time.Time))
+		dst.Set(reflect.ValueOf(t))
+	},
+	{reflect.TypeOf(go18resource.Quantity{}), reflect.TypeOf(resource.Quantity{})}: func(dst, src reflect.Value) {
+		dst.Set(reflect.ValueOf(go18resource.From(src.Interface().(resource.Quantity))))
+	},
+}
+
 func copyValue(dst, src reflect.Value) {
 	if dst.Type() == src.Type() {
 		dst.Set(src)
+		return
+	}
+	if convert, ok := converters[[2]reflect.Type{dst.Type(), src.Type()}]; ok {
+		convert(dst, src)
 		return
 	}
 	// A field that is a pointer in one release and a value in the other

@@ -75,6 +75,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newBenchBuildCmd(s, g),
 		newSmokeCmd(s, g),
 		newGenSchemaCmd(s, g),
+		newGenUIDGoldensCmd(s, g),
 		newTestTreeCmd(s, g),
 		newHashCmd(s, g),
 		newPreflightCmd(s, g),

@@ -15,7 +15,7 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 	var release, run, bench string
 	cmd := &cobra.Command{
 		Use:   "test-tree",
-		Short: "Run the in-tree tests of every package the release's fixes series touches, in the patched tree",
+		Short: "Run the in-tree tests of every package the release's fixes series (and its shared legacy types overlay) touches, in the patched tree",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, r, err := g.release(release)
 			if err != nil {
@@ -32,7 +32,12 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 			// The fixes' packages; the build fixes touch vendored code whose
 			// own suites (ugorji's codec, for one) are not ours to run.
 			p := build.PathsFor(m.OutputDir(), r.Release, matrix.Patched)
-			pkgs, err := treetest.Packages(m.Root, p.Tree, []string{r.Series.Fixes})
+			series := []string{r.Series.Fixes}
+			if r.Series.LegacyTypes != "" {
+				// The shared layouts and static pod identity the fixes build on.
+				series = append(series, r.Series.LegacyTypes)
+			}
+			pkgs, err := treetest.Packages(m.Root, p.Tree, series)
 			if err != nil {
 				return err
 			}

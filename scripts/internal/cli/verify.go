@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,6 +12,7 @@ import (
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/scripts/internal/podhash"
 	"kubelet-toolchain/scripts/internal/schemagen"
 	"kubelet-toolchain/scripts/internal/source"
 )
@@ -71,6 +74,9 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(s.Out, "%s: up to date (%d types)\n", f.Path, n)
 			}
+			if err := checkUIDGoldens(ctx, s, m); err != nil {
+				fail("generated "+podhash.GoldensDir, err)
+			}
 			checkLocks(ctx, s, m, fail)
 			if len(failures) > 0 {
 				return fmt.Errorf("verify found %d failures:\n%s", len(failures), strings.Join(failures, "\n"))
@@ -78,4 +84,22 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// checkUIDGoldens regenerates the official-derivation goldens and compares.
+func checkUIDGoldens(ctx context.Context, s Streams, m *matrix.Matrix) error {
+	r, err := m.Lookup(podhash.GoldensRelease)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(m.Root, podhash.GoldensDir)
+	files, err := podhash.GenGoldens(ctx, m, r, dir, s.Err)
+	if err != nil {
+		return err
+	}
+	if err := podhash.WriteGoldens(dir, files, true); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "%s: up to date (%d files)\n", podhash.GoldensDir, len(files))
+	return nil
 }

@@ -55,10 +55,18 @@ func Packages(root, tree string, series []string) ([]string, error) {
 }
 
 // Run runs `go test -vet=off` (old test code trips modern vet) for pkgs in
-// the prepared tree p of release r, streaming output to w.
+// the prepared tree p of release r with the kubelet's -ldflags, streaming
+// output to w.
 func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths, pkgs []string, w io.Writer, extra ...string) error {
-	_, env := build.CompileCommand(r, v, p)
-	args := append([]string{"test", "-vet=off", "-count=1"}, extra...)
+	compile, env := build.CompileCommand(r, v, p)
+	args := []string{"test", "-vet=off", "-count=1"}
+	// The kubelet's own -ldflags: the tests see the baselines it stamps.
+	for i, a := range compile {
+		if a == "-ldflags" && i+1 < len(compile) {
+			args = append(args, a, compile[i+1])
+		}
+	}
+	args = append(args, extra...)
 	for _, d := range pkgs {
 		if r.Era == matrix.EraModules {
 			args = append(args, "./"+d)

@@ -3,9 +3,13 @@ package config
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"io/ioutil"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -15,25 +19,47 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 
 	"k8s.io/kubernetes/pkg/kubelet/config/legacyuid"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
 )
 
-// uidGolden are the UIDs the real kubelets derive for the manifests in
-// testdata/legacyuid (no metadata.uid), read from each release's own
-// podhash helper (--source static): v17 from 1.7.5's, native from vanilla
-// 1.9.11's. The node name and path do not enter them: DeepHashObject
-// resets the hasher after applyDefaults wrote "host:"/"file:" into it.
-var uidGolden = []struct{ file, v17, native string }{
-	{"kube-proxy.yaml", "60b65187a0d768f43580dd9162a55be9", "55738394aff08968a93b4b3a49db2f10"},
-	{"etcd.yaml", "9452738e2443e26d66f650f3fdfed8df", "b80cc3eeaf66d763e47e98ef891953bb"},
-	{"web.json", "b968fe9920deb2775e25fae55e5af1d0", "c424c59921d965e0e740db0aa0057f3e"},
-	{"affinity.yaml", "f063fcca9b6175dab834199fc97e330f", "fc262fa86f5fc649524140bde47db884"},
-	{"minimal.yaml", "5e1d6bcb22bf872dedd040001e4c0a2e", "2f7887eab9327ea18be36ee7e9c576a9"},
+// officialDir holds test manifests and what the official go1.8.3-built
+// 1.7 kubelet derives for them (goldens.json, `make uid-goldens`: vanilla
+// 1.7.5's own dumps rewritten into go1.8.3's layout by text rules read
+// from go1.8.3's sources, not by the code under test).
+const officialDir = "../legacytypes/testdata/official"
+
+type official struct {
+	File        string `json:"file"`
+	Pod         string `json:"pod"`
+	OfficialUID string `json:"officialUID"`
+	NewerGoUID  string `json:"newerGoUID"`
+}
+
+func loadOfficial(t testing.TB) []official {
+	data, err := ioutil.ReadFile(filepath.Join(officialDir, "goldens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gs []official
+	if err := json.Unmarshal(data, &gs); err != nil || len(gs) == 0 {
+		t.Fatalf("goldens.json: %d goldens, %v", len(gs), err)
+	}
+	return gs
+}
+
+// The goldens were made with TZ=UTC (a Local without zone tables).
+func TestMain(m *testing.M) {
+	os.Setenv("TZ", "UTC")
+	if time.Local.String() != "UTC" {
+		panic("TZ=UTC did not take: the time zone was loaded before TestMain")
+	}
+	os.Exit(m.Run())
 }
 
 // decodeManifest decodes a manifest into the internal pod as the file
 // source does before applyDefaults.
 func decodeManifest(t testing.TB, file string) *api.Pod {
-	data, err := ioutil.ReadFile(filepath.Join("testdata", "legacyuid", file))
+	data, err := ioutil.ReadFile(filepath.Join(officialDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,32 +73,75 @@ func decodeManifest(t testing.TB, file string) *api.Pod {
 	return obj.(*api.Pod)
 }
 
-// The UID this kubelet derives for a static pod without metadata.uid is
-// the one 1.7 derives, and the mirror pod's hash annotation follows it.
-func TestStaticPodUIDIsTheBaselines(t *testing.T) {
-	for _, g := range uidGolden {
-		pod := decodeManifest(t, g.file)
-		if err := applyDefaults(pod, "/etc/kubernetes/manifests/"+g.file, true, types.NodeName("node-a")); err != nil {
-			t.Fatalf("%s: %v", g.file, err)
+func requireBaseline17(t *testing.T) {
+	if b := staticuid.Baseline(); b != "1.7" {
+		t.Fatalf("UID baseline %q: run with the kubelet's -ldflags (make test-tree), which stamp versions.yaml's uidBaseline 1.7", b)
+	}
+}
+
+// A static pod without metadata.uid that runs nowhere yet gets the UID the
+// official 1.7 binary derives, and the mirror pod's hash annotation
+// follows it.
+func TestStaticPodUIDIsTheOfficial17s(t *testing.T) {
+	requireBaseline17(t)
+	for _, g := range loadOfficial(t) {
+		pod := decodeManifest(t, g.File)
+		if err := applyDefaults(pod, "/etc/kubernetes/manifests/"+g.File, true, types.NodeName("node")); err != nil {
+			t.Fatalf("%s: %v", g.File, err)
 		}
-		if string(pod.UID) != g.v17 {
-			t.Errorf("%s: UID %s, 1.7.5 derives %s (vanilla 1.9.11: %s)", g.file, pod.UID, g.v17, g.native)
+		if string(pod.UID) != g.OfficialUID {
+			t.Errorf("%s: UID %s, the official 1.7 binary derives %s", g.File, pod.UID, g.OfficialUID)
 		}
 		if a := pod.Annotations[kubetypes.ConfigHashAnnotationKey]; a != string(pod.UID) {
-			t.Errorf("%s: %s annotation %q, UID %q", g.file, kubetypes.ConfigHashAnnotationKey, a, pod.UID)
+			t.Errorf("%s: %s annotation %q, UID %q", g.File, kubetypes.ConfigHashAnnotationKey, a, pod.UID)
 		}
 	}
 }
 
-// The native dump is still what vanilla 1.9.11 hashes, so the goldens
-// above show a real difference (and catch a change of the native path).
-func TestNativePodHashIsVanillas(t *testing.T) {
-	for _, g := range uidGolden {
-		pod := decodeManifest(t, g.file)
+// The derivations a patched 1.9.11 knows: official 1.7 first, 1.7 built by
+// Go >= 1.9, 1.9's own last. The native one differs from both 1.7 ones for
+// every manifest: vanilla 1.9.11 replaces every such pod a 1.7 kubelet
+// started (the e2e's negative control shows it on a node).
+func TestDerivations(t *testing.T) {
+	requireBaseline17(t)
+	for _, g := range loadOfficial(t) {
+		pod := decodeManifest(t, g.File)
+		ds := legacyuid.Derivations(pod)
 		h := md5.New()
 		legacyuid.NativeHashPod(h, pod)
-		if got := hex.EncodeToString(h.Sum(nil)); got != g.native {
-			t.Errorf("%s: native %s, vanilla 1.9.11 derives %s", g.file, got, g.native)
+		native := hex.EncodeToString(h.Sum(nil))
+		if len(ds) != 3 || ds[0].UID != g.OfficialUID || ds[1].UID != g.NewerGoUID || ds[2].UID != native {
+			t.Errorf("%s: derivations %+v, want official %s, newer Go %s, native %s", g.File, ds, g.OfficialUID, g.NewerGoUID, native)
+		}
+		if !strings.HasPrefix(ds[0].Name, "official 1.7") {
+			t.Errorf("%s: first derivation %q", g.File, ds[0].Name)
+		}
+	}
+}
+
+// A node runs a static pod under whichever derivation its last kubelet
+// used: the patched kubelet keeps it there.
+func TestStaticPodKeepsTheUIDItsSandboxRunsWith(t *testing.T) {
+	requireBaseline17(t)
+	defer staticuid.Record(nil)
+	for _, g := range loadOfficial(t) {
+		ns, name, _ := strings.Cut(g.Pod, "/")
+		pod := decodeManifest(t, g.File)
+		h := md5.New()
+		legacyuid.NativeHashPod(h, pod)
+		native := hex.EncodeToString(h.Sum(nil))
+		for _, running := range []string{g.OfficialUID, g.NewerGoUID, native} {
+			staticuid.Record([]staticuid.Sandbox{
+				{UID: "pinned-elsewhere", Namespace: ns, Name: name + "-node", Created: 9},
+				{UID: running, Namespace: ns, Name: name + "-node", Running: true, Created: 1},
+			})
+			pod := decodeManifest(t, g.File)
+			if err := applyDefaults(pod, "/etc/kubernetes/manifests/"+g.File, true, types.NodeName("node")); err != nil {
+				t.Fatalf("%s: %v", g.File, err)
+			}
+			if string(pod.UID) != running {
+				t.Errorf("%s: sandbox runs with %s, UID %s", g.File, running, pod.UID)
+			}
 		}
 	}
 }
@@ -95,14 +164,11 @@ func benchmarkUID(b *testing.B, fn func(*api.Pod) string) {
 	}
 }
 
-// Patched (projection onto 1.7's graph, then the dump) vs vanilla (the
-// dump) UID derivation of one pod, as applyDefaults does it.
+// Patched (every derivation: two projections onto 1.7's graph and the
+// native dump) vs vanilla (the native dump) for one pod, as applyDefaults
+// does it.
 func BenchmarkStaticPodUIDPatched(b *testing.B) {
-	benchmarkUID(b, func(p *api.Pod) string {
-		h := md5.New()
-		legacyuid.DeepHashPod(h, p)
-		return hex.EncodeToString(h.Sum(nil))
-	})
+	benchmarkUID(b, func(p *api.Pod) string { return legacyuid.Derivations(p)[0].UID })
 }
 
 func BenchmarkStaticPodUIDVanilla(b *testing.B) {

@@ -1,6 +1,6 @@
-// Package legacyuid derives a static pod's UID as the hash baseline's
-// kubelet (1.7) derives it, so switching a node's kubelet between 1.7 and
-// this release keeps static pods that have no metadata.uid.
+// Package legacyuid lists the UIDs the kubelets an operator switches from
+// derive for a static pod without metadata.uid, so that a switch to this
+// release keeps the pod (package staticuid picks the one the node runs).
 //
 // applyDefaults (pkg/kubelet/config/common.go) sets such a pod's UID to
 // the md5 of a go-spew dump of the decoded *internal* pod. 1.7's internal
@@ -8,33 +8,65 @@
 // fields, so the dump, and the UID, of every such pod changes and the
 // kubelet kills the pod and starts it again under the new UID. Here the
 // pod is projected onto 1.7's internal Pod type graph (generated from the
-// 1.7 tree, v17/api) and dumped under 1.7's type and package names.
+// 1.7 tree, overlay legacy-types) and dumped under 1.7's type and package
+// names: once with go1.8.3's runtime layouts (the official 1.7 binary:
+// every manifest's creationTimestamp is a time.Time), once with this Go's
+// (1.7 built by Go >= 1.9).
 package legacyuid
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"hash"
 	"reflect"
 
 	api "k8s.io/kubernetes/pkg/apis/core"
-	"k8s.io/kubernetes/pkg/kubelet/container/legacyhash"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
 	hashutil "k8s.io/kubernetes/pkg/util/hash"
 
-	v17 "k8s.io/kubernetes/pkg/kubelet/config/legacyuid/v17/api"
+	v17 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/api"
+	v17official "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/official/api"
 )
 
-var v17Pod = reflect.TypeOf(v17.Pod{})
+var (
+	v17Pod         = reflect.TypeOf(v17.Pod{})
+	v17OfficialPod = reflect.TypeOf(v17official.Pod{})
+)
 
-// DeepHashPod writes what the baseline kubelet's applyDefaults hashes for
-// pod into hasher (reset first, as hashutil.DeepHashObject does). With a
-// baseline that is not 1.7 (the only compiled-in internal Pod graph) it
-// hashes pod as this release does.
-func DeepHashPod(hasher hash.Hash, pod *api.Pod) {
-	if legacyhash.Baseline() != "1.7" {
-		hashutil.DeepHashObject(hasher, pod)
-		return
+// Derivations returns the UIDs known kubelets derive for pod (decoded,
+// before applyDefaults), the UID baseline's official binary first, this
+// release's own last; duplicates dropped. Without a 1.7 baseline only this
+// release's own.
+func Derivations(pod *api.Pod) []staticuid.Derivation {
+	var ds []staticuid.Derivation
+	if staticuid.Baseline() == "1.7" {
+		ds = append(ds,
+			staticuid.Derivation{Name: "official 1.7 (go1.8.3)", UID: uid(OfficialHashPod, pod)},
+			staticuid.Derivation{Name: "1.7 built by Go >= 1.9", UID: uid(NewerGoHashPod, pod)})
 	}
+	// Official 1.9.11 (go1.9.3) derives the same for every manifest whose
+	// creationTimestamp is unset or null; see docs/go-fidelity.md.
+	ds = append(ds, staticuid.Derivation{Name: "1.9", UID: uid(NativeHashPod, pod)})
+	return staticuid.Dedup(ds)
+}
+
+func uid(hashPod func(hash.Hash, *api.Pod), pod *api.Pod) string {
+	h := md5.New()
+	hashPod(h, pod)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// OfficialHashPod writes what the official 1.7 kubelet's applyDefaults
+// hashes for pod into hasher (reset first, as hashutil.DeepHashObject does).
+func OfficialHashPod(hasher hash.Hash, pod *api.Pod) {
 	// A pointer, as applyDefaults passes it: spew prints "(*api.Pod)".
-	hashutil.DeepHashObject(hasher, legacyhash.Project(pod, v17Pod).Addr().Interface())
+	hashutil.DeepHashObject(hasher, legacytypes.Project(pod, v17OfficialPod).Addr().Interface())
+}
+
+// NewerGoHashPod is OfficialHashPod for 1.7 built by Go >= 1.9.
+func NewerGoHashPod(hasher hash.Hash, pod *api.Pod) {
+	hashutil.DeepHashObject(hasher, legacytypes.Project(pod, v17Pod).Addr().Interface())
 }
 
 // NativeHashPod is what the vanilla kubelet of this release hashes.

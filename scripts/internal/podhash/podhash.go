@@ -31,7 +31,16 @@ type Result struct {
 	Hash       uint64 `json:"hash"`
 	UID        string `json:"uid"`
 	UIDDerived bool   `json:"uidDerived"`
-	Accepted   *bool  `json:"accepted,omitempty"`
+	// UIDNewerGo is the UID this release built by Go >= 1.9 without the
+	// build series' restoring patch derives, where it differs from UID.
+	UIDNewerGo string `json:"uidNewerGo,omitempty"`
+	// UIDsKept are the UIDs a patched build keeps a running pod under
+	// (UID, which a pod that runs nowhere yet gets, first).
+	UIDsKept []string `json:"uidsKept,omitempty"`
+	// UIDCaveat says why the official binary's UID of this pod cannot be
+	// reproduced here (it depends on the node or on when it started).
+	UIDCaveat string `json:"uidCaveat,omitempty"`
+	Accepted  *bool  `json:"accepted,omitempty"`
 	// Source is how the pod was decoded: api or static.
 	Source string `json:"source"`
 	// Rejected is why this release's kubelet would refuse the pod.

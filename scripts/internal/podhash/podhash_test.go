@@ -187,3 +187,96 @@ func TestPreflightStaticUIDKeptByPatched(t *testing.T) {
 		t.Errorf("table:\n%s", out)
 	}
 }
+
+// Node mode: the UID the node's containers carry decides. A pod running
+// under the newer-Go derivation (an earlier 1.7 build) is kept by a
+// patched TO that keeps that derivation, replaced by the vanilla TO; a pod
+// running under a UID no derivation gives is replaced by both.
+func TestPreflightStaticUIDFollowsTheRunningUID(t *testing.T) {
+	node := &NodeState{Endpoint: "unix:///x", NodeName: "n1", Containers: []*NodeContainer{
+		{Namespace: "kube-system", Pod: "etcd-n1", Container: "etcd", PodUID: "uid-17-newer-go", Hash: 1},
+		{Namespace: "kube-system", Pod: "proxy-n1", Container: "kube-proxy", PodUID: "uid-unknown", Hash: 2},
+	}}
+	from := func(pod, c string) Result {
+		r := res(pod, c, 0, "uid-17-official", true, nil)
+		r.UIDNewerGo = "uid-17-newer-go"
+		return r
+	}
+	patched := func(pod, c string, h uint64) Result {
+		r := res(pod, c, h, "uid-17-official", true, ptr(true))
+		r.UIDsKept = []string{"uid-17-official", "uid-17-newer-go", "uid-19"}
+		return r
+	}
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11", Node: node,
+		FromResults: []Result{from("kube-system/etcd", "etcd"), from("kube-system/proxy", "kube-proxy")},
+		Vanilla:     []Result{res("kube-system/etcd", "etcd", 10, "uid-19", true, ptr(false)), res("kube-system/proxy", "kube-proxy", 20, "uid-19", true, ptr(false))},
+		Patched:     []Result{patched("kube-system/etcd", "etcd", 1), patched("kube-system/proxy", "kube-proxy", 2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.UIDs) != 2 {
+		t.Fatalf("UIDs: %+v", rep.UIDs)
+	}
+	if u := rep.UIDs[0]; u.Running != "uid-17-newer-go" || u.From != "uid-17-official" || u.FromNewerGo != "uid-17-newer-go" || u.PodReplaced || !u.VanillaReplaced {
+		t.Errorf("pod under the newer-Go UID: %+v", u)
+	}
+	if u := rep.UIDs[1]; !u.PodReplaced || !u.VanillaReplaced {
+		t.Errorf("pod under an unknown UID: %+v", u)
+	}
+	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced {
+		t.Errorf("etcd row: %+v", r)
+	}
+	if r := rep.Rows[1]; r.PatchedVerdict != podReplaced || rep.Recreating != 1 {
+		t.Errorf("proxy row: %+v, recreating %d", r, rep.Recreating)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	if out := table.String(); !strings.Contains(out, "uid-17-newer-go") || !strings.Contains(out, "RUNNING UID") {
+		t.Errorf("table lacks the running UID:\n%s", out)
+	}
+}
+
+// A caveat from FROM (its official UID depends on the node's zone tables)
+// reaches the report and the table.
+func TestPreflightStaticUIDCaveat(t *testing.T) {
+	f := res("default/clock", "c", 1, "uid-17", true, nil)
+	f.UIDCaveat = "creationTimestamp set and Local is Europe/Berlin"
+	rep, err := Preflight(Inputs{From: "1.7.5", To: "1.9.11", FromResults: []Result{f},
+		Vanilla: []Result{res("default/clock", "c", 1, "uid-19", true, ptr(true))},
+		Patched: []Result{res("default/clock", "c", 1, "uid-17", true, ptr(true))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := rep.UIDs; len(u) != 1 || u[0].Caveat == "" || u[0].PodReplaced {
+		t.Fatalf("UIDs: %+v", u)
+	}
+	var table strings.Builder
+	rep.WriteTable(&table)
+	if !strings.Contains(table.String(), "may differ on the node: creationTimestamp set") {
+		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+// A golden's official UID is the md5 of the dump rewritten into go1.8.3's
+// layout (the expected text written by hand from go1.8.3's time.Time), and
+// a dump that is not what the helper hashed is refused.
+func TestGolden(t *testing.T) {
+	newerGo := `(*api.Pod){ObjectMeta:(v1.ObjectMeta){CreationTimestamp:(v1.Time){Time:(time.Time){wall:(uint64)0 ext:(int64)0 loc:(*time.Location)<nil>}}}}`
+	official := `(*api.Pod){ObjectMeta:(v1.ObjectMeta){CreationTimestamp:(v1.Time){Time:(time.Time){sec:(int64)0 nsec:(int32)0 loc:(*time.Location)<nil>}}}}`
+	g, dumps, err := golden("m.yaml", "default/m", md5hex(newerGo), newerGo, map[string]string{"c": `(v1.Container){Name:(string)c}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.OfficialUID != md5hex(official) || g.NewerGoUID != md5hex(newerGo) || g.OfficialUID == g.NewerGoUID {
+		t.Errorf("golden %+v", g)
+	}
+	if c := g.Containers["c"]; c.OfficialHash != c.NewerGoHash || c.OfficialHash != fnv32a(`(v1.Container){Name:(string)c}`) {
+		t.Errorf("container golden %+v", c)
+	}
+	if len(dumps) != 2 || dumps[0].official != official {
+		t.Errorf("dumps %+v", dumps)
+	}
+	if _, _, err := golden("m.yaml", "default/m", "0123", newerGo, nil); err == nil || !strings.Contains(err.Error(), "the helper derived 0123") {
+		t.Errorf("a dump that is not what the helper hashed: %v", err)
+	}
+}

@@ -31,13 +31,35 @@ type Row struct {
 
 // PodUID reports a static pod whose UID each release derives itself.
 type PodUID struct {
-	Pod       string `json:"pod"`
-	From      string `json:"fromUID"`
+	Pod string `json:"pod"`
+	// From is the UID FROM's official binary derives; FromNewerGo the one
+	// FROM built by Go >= 1.9 derives, where it differs.
+	From        string `json:"fromUID"`
+	FromNewerGo string `json:"fromUIDNewerGo,omitempty"`
+	// Running is the UID the node's containers carry (node mode). The
+	// verdicts follow from it, else from From.
+	Running   string `json:"runningUID,omitempty"`
 	ToVanilla string `json:"toVanillaUID"`
 	ToPatched string `json:"toPatchedUID"`
+	// Caveat says why From may not be what the node's official binary
+	// derived (it depends on the node or on when the kubelet started).
+	Caveat string `json:"caveat,omitempty"`
 	// VanillaReplaced: TO vanilla derives another UID and replaces the pod.
 	VanillaReplaced bool `json:"vanillaPodReplaced"`
 	PodReplaced     bool `json:"podReplacedByPatched"`
+}
+
+// keeps says whether a TO build keeps a pod running under uid.
+func keeps(t Result, uid string) bool {
+	if len(t.UIDsKept) == 0 {
+		return t.UID == uid
+	}
+	for _, u := range t.UIDsKept {
+		if u == uid {
+			return true
+		}
+	}
+	return false
 }
 
 // Report is the outcome of a preflight.
@@ -116,19 +138,23 @@ func Preflight(in Inputs) (*Report, error) {
 				row.StoredHash = &h
 			}
 		}
-		// The UID FROM ran the pod under: FROM's derivation, or the node's label.
-		fromUID := ""
-		switch {
-		case running != nil:
-			fromUID = running.PodUID
-		case f != nil && f.Rejected == "":
-			fromUID = f.UID
-		}
-		if fromUID != "" && !seen[v.Pod] && (v.UIDDerived || p.UIDDerived) {
-			seen[v.Pod] = true
-			u := PodUID{Pod: v.Pod, From: fromUID, ToVanilla: v.UID, ToPatched: p.UID, PodReplaced: fromUID != p.UID, VanillaReplaced: fromUID != v.UID}
-			rep.UIDs = append(rep.UIDs, u)
-			replacedV[v.Pod], replacedP[v.Pod] = fromUID != v.UID, u.PodReplaced
+		// The UID the pod runs under: the node's label, else FROM's
+		// official derivation (operators switch from official binaries).
+		if !seen[v.Pod] && (v.UIDDerived || p.UIDDerived) {
+			u := PodUID{Pod: v.Pod, ToVanilla: v.UID, ToPatched: p.UID, Caveat: p.UIDCaveat}
+			if f != nil && f.Rejected == "" {
+				u.From, u.FromNewerGo = f.UID, f.UIDNewerGo
+				u.Caveat = firstOf(f.UIDCaveat, u.Caveat)
+			}
+			if running != nil {
+				u.Running = running.PodUID
+			}
+			if runs := firstOf(u.Running, u.From); runs != "" {
+				seen[v.Pod] = true
+				u.PodReplaced, u.VanillaReplaced = !keeps(p, runs), !keeps(v, runs)
+				rep.UIDs = append(rep.UIDs, u)
+				replacedV[v.Pod], replacedP[v.Pod] = u.VanillaReplaced, u.PodReplaced
+			}
 		}
 		if f != nil {
 			row.FromHash = f.Hash
@@ -181,6 +207,13 @@ func Preflight(in Inputs) (*Report, error) {
 	return rep, nil
 }
 
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
 // lacking returns the fields FROM dropped that TO knows: the running
 // container was made without them, and a kept container stays so.
 func lacking(fromDropped, toDropped []string) []string {
@@ -228,17 +261,20 @@ func (r *Report) WriteTable(w io.Writer) {
 	if len(r.UIDs) > 0 {
 		fmt.Fprintln(w, "\nPods without metadata.uid (static pods: each release derives the UID itself):")
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(tw, "POD\tFROM UID\tTO %s VANILLA UID\tTO %s PATCHED UID\t\n", r.To, r.To)
+		fmt.Fprintf(tw, "POD\tFROM UID (OFFICIAL)\tFROM UID (NEWER GO)\tRUNNING UID\tTO %s VANILLA UID\tTO %s PATCHED UID\t\n", r.To, r.To)
 		for _, u := range r.UIDs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", u.Pod, u.From, u.ToVanilla, u.ToPatched)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", u.Pod, firstOf(u.From, "-"), firstOf(u.FromNewerGo, "same"), firstOf(u.Running, "-"), u.ToVanilla, u.ToPatched)
 		}
 		tw.Flush()
 		for _, u := range r.UIDs {
+			if u.Caveat != "" {
+				fmt.Fprintf(w, "%s: FROM's official UID may differ on the node: %s (pin metadata.uid in the manifest to be sure)\n", u.Pod, u.Caveat)
+			}
 			switch {
 			case u.PodReplaced:
 				fmt.Fprintf(w, "%s: the patched %s derives another UID, so the whole pod is replaced (pin metadata.uid in the manifest to keep it)\n", u.Pod, r.To)
 			case u.VanillaReplaced:
-				fmt.Fprintf(w, "%s: the vanilla %s derives another UID and replaces the whole pod; the patched %s derives FROM's and keeps it\n", u.Pod, r.To, r.To)
+				fmt.Fprintf(w, "%s: the vanilla %s derives another UID and replaces the whole pod; the patched %s keeps the UID it runs with\n", u.Pod, r.To, r.To)
 			}
 		}
 	}

@@ -18,6 +18,12 @@
 //
 //	podhash [--source api|static] [--node NAME] [--pod-manifest-path PATH]
 //	        [--allow-privileged] [--stored FILE] [--feature-gates G=true,...] PODS
+//	podhash --dump [--node NAME] [--pod-manifest-path PATH] PODS
+//
+// --dump prints, for each static pod without metadata.uid, the go-spew
+// text this release built by Go >= 1.9 hashes into its UID, as
+// {"pod","uid","dump"} (1.7 only: the input of the official-derivation
+// goldens, docs/go-fidelity.md).
 //
 // PODS is a file (JSON or YAML, several documents allowed) or, for static
 // pods, a directory read as the kubelet reads one. Output: one JSON object
@@ -30,6 +36,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -39,12 +46,14 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kubernetes/pkg/capabilities"
 	"k8s.io/kubernetes/pkg/kubelet/config"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	hashutil "k8s.io/kubernetes/pkg/util/hash"
 )
 
 // accepts says whether this build keeps a container whose stored hash is
@@ -58,7 +67,11 @@ func main() {
 	allowPrivileged := flag.Bool("allow-privileged", defaultAllowPrivileged, "static: the kubelet's --allow-privileged")
 	stored := flag.String("stored", "", "file of '<namespace>/<pod>/<container> <hash>' lines: also report whether each hash is accepted")
 	gates := flag.String("feature-gates", "", "feature gates to enable, as on the kubelet command line")
+	dump := flag.Bool("dump", false, "static: print each pod's UID dump as this release built by Go >= 1.9 hashes it, instead of hashes")
 	flag.Parse()
+	if *dump {
+		*source = "static"
+	}
 	if flag.NArg() != 1 {
 		fail("usage: podhash [--source api|static] [--node NAME] [--pod-manifest-path PATH] [--allow-privileged] [--stored FILE] [--feature-gates ...] PODS")
 	}
@@ -72,6 +85,9 @@ func main() {
 		}
 	}
 	setAllowPrivileged(*allowPrivileged)
+	// The kubelet has logged, and so loaded its Local time zone, before it
+	// reads a manifest: a dump that holds Local shows the loaded zone.
+	_ = time.Local.String()
 	want, err := readStored(*stored)
 	if err != nil {
 		fail("%v", err)
@@ -89,9 +105,22 @@ func main() {
 	enc := json.NewEncoder(out)
 	for _, d := range docs {
 		var decoded *pod
+		var newerGo, uidDump, uidCaveat string
+		var uidsKept []string
 		if static {
 			var parsed bool
 			decoded, parsed, err = config.DecodeStaticPod(d.data, d.source, types.NodeName(*node))
+			newerGo, uidDump, uidsKept, uidCaveat = config.StaticPodUIDsOf(d.data)
+			if *dump {
+				if err != nil {
+					fail("%s: %s: %v", d.file, d.pos, err)
+				}
+				if uidDump == "" {
+					fail("%s: %s: no UID dump (the pod sets metadata.uid, or this release keeps its Go's layout)", d.file, d.pos)
+				}
+				enc.Encode(podDump{Pod: d.namespace() + "/" + d.name, UID: newerGo, Dump: uidDump, Containers: containerDumps(decoded)})
+				continue
+			}
 			if err != nil && parsed {
 				// Decoded, then refused by defaulting or validation: the
 				// kubelet would log it and never run the pod.
@@ -109,7 +138,11 @@ func main() {
 		raw := d.containers()
 		emit := func(c *container, init bool) {
 			r := result{Pod: d.namespace() + "/" + d.name, Container: c.Name, Init: init, Source: *source,
-				Hash: kubecontainer.HashContainer(c), UID: string(decoded.UID), UIDDerived: static && !d.hasUID}
+				Hash: kubecontainer.HashContainer(c), UID: string(decoded.UID), UIDDerived: static && !d.hasUID,
+				UIDsKept: uidsKept, UIDCaveat: uidCaveat}
+			if newerGo != r.UID {
+				r.UIDNewerGo = newerGo
+			}
 			if h, ok := want[r.Pod+"/"+r.Container]; ok {
 				a := accepts(c, h)
 				r.Accepted = &a
@@ -129,6 +162,36 @@ func main() {
 		}
 	}
 }
+
+// podDump is what --dump prints for a pod: its UID dump and each
+// container's hash dump, as this release built by Go >= 1.9 hashes them.
+type podDump struct {
+	Pod        string            `json:"pod"`
+	UID        string            `json:"uid"`
+	Dump       string            `json:"dump"`
+	Containers map[string]string `json:"containers"`
+}
+
+func containerDumps(p *pod) map[string]string {
+	out := map[string]string{}
+	for _, cs := range [][]container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			var r dumpRecorder
+			// As HashContainer hashes it: the container by value.
+			hashutil.DeepHashObject(&r, cs[i])
+			out[cs[i].Name] = r.String()
+		}
+	}
+	return out
+}
+
+// dumpRecorder is a hash.Hash that keeps what is written to it: the text
+// hashutil.DeepHashObject hashes.
+type dumpRecorder struct{ bytes.Buffer }
+
+func (d *dumpRecorder) Sum(b []byte) []byte { return append(b, d.Bytes()...) }
+func (d *dumpRecorder) Size() int           { return d.Len() }
+func (d *dumpRecorder) BlockSize() int      { return 1 }
 
 func setAllowPrivileged(allow bool) {
 	capabilities.Initialize(capabilities.Capabilities{AllowPrivileged: allow})
@@ -154,7 +217,15 @@ type result struct {
 	Hash       uint64 `json:"hash"`
 	UID        string `json:"uid"`
 	UIDDerived bool   `json:"uidDerived"`
-	Accepted   *bool  `json:"accepted,omitempty"`
+	// UIDNewerGo is what this release built by Go >= 1.9 without the build
+	// series' restoring patch derives, where it differs from UID.
+	UIDNewerGo string `json:"uidNewerGo,omitempty"`
+	// UIDsKept are the UIDs this build keeps a running pod under, UID
+	// first (empty: only UID).
+	UIDsKept []string `json:"uidsKept,omitempty"`
+	// UIDCaveat says why the official binary's UID may differ from UID.
+	UIDCaveat string `json:"uidCaveat,omitempty"`
+	Accepted  *bool  `json:"accepted,omitempty"`
 	// Rejected is why this release's kubelet would refuse the pod.
 	Rejected string `json:"rejected,omitempty"`
 	// Dropped lists the container's fields this release's types do not

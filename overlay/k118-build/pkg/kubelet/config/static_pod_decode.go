@@ -23,3 +23,47 @@ func DecodeStaticPod(data []byte, source string, nodeName types.NodeName) (pod *
 	}
 	return pod, parsed, err
 }
+
+// keptUIDs lists the UIDs a fixes series keeps a running pod under (its
+// own first), and says why one of them may not be reproduced.
+var keptUIDs func(pod *api.Pod) (uids []string, caveat string)
+
+// StaticPodUIDsOf says, for a static pod manifest without metadata.uid,
+// what other builds derive next to this one's own UID: nothing for the
+// release built by a newer Go (its official Go already has Go 1.26's
+// time.Time layout, so newerGo and dump stay empty), the UIDs a fixes series keeps a running
+// pod under, and why the official binary's UID may differ (caveat). For
+// cmd/podhash; the kubelet never calls it. (Plain results, no new type:
+// the vanilla kubelet's bytes stay those of the release.)
+func StaticPodUIDsOf(data []byte) (newerGo, dump string, kept []string, caveat string) {
+	tryDecodeSinglePod(data, func(pod *api.Pod) error {
+		if pod.UID == "" {
+			caveat = officialLocationCaveat(pod)
+			if keptUIDs != nil {
+				var c string
+				kept, c = keptUIDs(pod)
+				caveat = joinCaveats(caveat, c)
+			}
+		}
+		return nil
+	})
+	return
+}
+
+// officialLocationCaveat: a manifest that sets creationTimestamp decodes
+// to local time, and the UID's dump then holds the node's *time.Location,
+// whose unexported fields changed after the official build's Go (a later
+// Go added Location.extend).
+func officialLocationCaveat(pod *api.Pod) string {
+	if pod.CreationTimestamp.IsZero() {
+		return ""
+	}
+	return "metadata.creationTimestamp is set: the official binary (built by an older Go) hashes the node's time zone in that Go's time.Location layout, which this build does not reproduce"
+}
+
+func joinCaveats(a, b string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + "; " + b
+}

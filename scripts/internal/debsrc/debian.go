@@ -118,11 +118,18 @@ override_dh_auto_clean:
 `, r.GitVersion(v), r.Go, sha256, strings.ReplaceAll(buildCommand, "$", "$$"))
 }
 
-// Changelog is debian/changelog: one entry, dated at the release's build
-// date, naming each series and its patches.
+// Changelog is debian/changelog: an entry naming each series and its
+// patches, dated at the release's build date; for a package revision,
+// dated at the revision and saying first what changed, above an entry for
+// the first packages.
 func Changelog(r *matrix.Release, v matrix.Variant, version string, patches []quilt.Patch) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s) unstable; urgency=medium\n\n", Source, version)
+	date := r.BuildDate
+	if pr := r.PackageRevision; pr != nil {
+		b.WriteString(item("  * ", fmt.Sprintf("Package revision %d: %s", pr.Number, pr.Changes)))
+		date = pr.Date
+	}
 	b.WriteString(item("  * ", fmt.Sprintf("Kubernetes %s kubelet from the module zip (%s), vendor/ restored from the lock, with the series %s applied in this order (debian/patches/series):",
 		r.ModuleVersion(), r.ModuleSum, strings.Join(r.Series.For(v), ", "))))
 	for _, s := range r.Series.For(v) {
@@ -133,7 +140,13 @@ func Changelog(r *matrix.Release, v matrix.Variant, version string, patches []qu
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n -- %s  %s\n", deb.Maintainer, r.BuildDate.UTC().Format("Mon, 02 Jan 2006 15:04:05 -0700"))
+	const stamp = "Mon, 02 Jan 2006 15:04:05 -0700"
+	fmt.Fprintf(&b, "\n -- %s  %s\n", deb.Maintainer, date.UTC().Format(stamp))
+	if r.PackageRevision != nil {
+		fmt.Fprintf(&b, "\n%s (%s) unstable; urgency=medium\n\n", Source, r.FirstPackageVersion(v))
+		b.WriteString(item("  * ", "First packages of this release."))
+		fmt.Fprintf(&b, "\n -- %s  %s\n", deb.Maintainer, r.BuildDate.UTC().Format(stamp))
+	}
 	return b.String()
 }
 

@@ -69,7 +69,7 @@ func TestVersionsSortAsREADMESays(t *testing.T) {
 	if _, err := exec.LookPath("dpkg"); err != nil {
 		t.Skip("no dpkg")
 	}
-	order := []string{"1.9.11-00", "1.9.11-1", "1.9.11+k19-build", "1.9.11+k19-fixes", "1.9.12-00"}
+	order := []string{"1.9.11-00", "1.9.11-1", "1.9.11+k19-build", "1.9.11+k19-fixes", "1.9.11+k19-fixes.2", "1.9.12-00"}
 	for i := 0; i+1 < len(order); i++ {
 		if err := exec.Command("dpkg", "--compare-versions", order[i], "lt", order[i+1]).Run(); err != nil {
 			t.Errorf("dpkg: %s is not lower than %s", order[i], order[i+1])
@@ -207,5 +207,19 @@ func TestBuildAndCheck(t *testing.T) {
 	os.WriteFile(filepath.Join(built, "cmd", "kubelet", "main.go"), []byte("package main\n// patched\n"), 0o644)
 	if _, err := debsrc.Check(ctx, filepath.Join(out, n.DSC), built, &altered, dir, io.Discard); err == nil || !strings.Contains(err.Error(), "debian/patches/k19-build/0001-say-patched.patch differs from the export") {
 		t.Errorf("a patch that differs from the export passed the check: %v", err)
+	}
+}
+
+// A package revision: its own entry on top, dated at the revision and
+// saying what changed, above the first packages' entry.
+func TestChangelogPackageRevision(t *testing.T) {
+	r := release()
+	r.PackageRevision = &matrix.PackageRevision{Number: 2, Date: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), Changes: "static pods keep their UID"}
+	got := debsrc.Changelog(r, matrix.Patched, r.PackageVersion(matrix.Patched), nil)
+	for _, want := range []string{"kubelet (1.9.11+k19-fixes.2) unstable; urgency=medium\n\n  * Package revision 2: static pods keep their UID\n",
+		" -- Kubelet Toolchain <toolchain@kubelet-toolchain.invalid>  Wed, 25 Nov 2026 00:00:00 +0000\n\nkubelet (1.9.11+k19-fixes) unstable; urgency=medium\n\n  * First packages of this release.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changelog lacks %q:\n%s", want, got)
+		}
 	}
 }

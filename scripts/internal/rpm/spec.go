@@ -208,12 +208,19 @@ func Spec(in SpecInput) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// Changelog is the spec's one %changelog entry, dated at the release's
-// build date: what the package is built from, then each series with its
-// patches' subjects.
+// Changelog is the spec's %changelog: an entry dated at the release's
+// build date saying what the package is built from, then each series with
+// its patches' subjects; for a package revision, dated at the revision and
+// saying first what changed, above an entry for the first packages.
 func Changelog(r *matrix.Release, v matrix.Variant, version, rel string, patches []quilt.Patch) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "* %s %s - %s-%s\n", r.BuildDate.UTC().Format("Mon Jan 02 2006"), maintainer, Version(r), rel)
+	const day = "Mon Jan 02 2006"
+	if pr := r.PackageRevision; pr != nil {
+		fmt.Fprintf(&b, "* %s %s - %s-%s\n", pr.Date.UTC().Format(day), maintainer, Version(r), rel)
+		b.WriteString(item(fmt.Sprintf("Package revision %d: %s", pr.Number, pr.Changes)))
+	} else {
+		fmt.Fprintf(&b, "* %s %s - %s-%s\n", r.BuildDate.UTC().Format(day), maintainer, Version(r), rel)
+	}
 	b.WriteString(item(fmt.Sprintf("kubelet %s: Kubernetes %s from the module zip (%s), vendor/ restored from the lock, with the series %s applied in this order:",
 		version, r.ModuleVersion(), r.ModuleSum, strings.Join(r.Series.For(v), ", "))))
 	for _, s := range r.Series.For(v) {
@@ -222,6 +229,12 @@ func Changelog(r *matrix.Release, v matrix.Variant, version, rel string, patches
 			if p.Series == s {
 				b.WriteString(sub(p.Summary()))
 			}
+		}
+	}
+	if r.PackageRevision != nil {
+		if first, err := Release(r, r.FirstPackageVersion(v)); err == nil {
+			fmt.Fprintf(&b, "\n* %s %s - %s-%s\n", r.BuildDate.UTC().Format(day), maintainer, Version(r), first)
+			b.WriteString(item("First packages of this release."))
 		}
 	}
 	return b.String()

@@ -27,6 +27,8 @@ func TestRelease(t *testing.T) {
 		"1.9.11+k19-fixes": "1.k19_fixes",
 		"1.9.11+k19-build": "1.k19_build",
 		"1.9.11+vanilla":   "1.vanilla",
+		// A package revision (versions.yaml packageRevision).
+		"1.9.11+k19-fixes.2": "1.k19_fixes.2",
 	} {
 		if got, err := Release(r, version); err != nil || got != want {
 			t.Errorf("Release(%s) = %q, %v; want %q", version, got, err, want)
@@ -52,7 +54,8 @@ func TestReleaseSortsAsREADMESays(t *testing.T) {
 	r := release()
 	patched, _ := Release(r, "1.9.11+k19-fixes")
 	vanilla, _ := Release(r, "1.9.11+k19-build")
-	order := []string{"1.9.11-0", "1.9.11-0.1", "1.9.11-" + vanilla, "1.9.11-" + patched, "1.9.11-" + patched + ".el7", "1.9.12-0"}
+	revised, _ := Release(r, "1.9.11+k19-fixes.2")
+	order := []string{"1.9.11-0", "1.9.11-0.1", "1.9.11-" + vanilla, "1.9.11-" + patched, "1.9.11-" + patched + ".el7", "1.9.11-" + revised, "1.9.12-0"}
 	for i := 0; i+1 < len(order); i++ {
 		out, err := exec.Command("rpm", "--eval", `%{lua: print(rpm.vercmp("`+order[i]+`", "`+order[i+1]+`"))}`).Output()
 		if err != nil {
@@ -155,6 +158,25 @@ func TestListDiff(t *testing.T) {
 	} {
 		if got := listDiff(c.got, c.want); got != c.says {
 			t.Errorf("listDiff(%v, %v) = %q, want %q", c.got, c.want, got, c.says)
+		}
+	}
+}
+
+// A package revision gets a changelog entry of its own, dated at the
+// revision and saying what changed, above the first packages' entry.
+func TestChangelogPackageRevision(t *testing.T) {
+	r := release()
+	r.PackageRevision = &matrix.PackageRevision{Number: 2, Date: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC), Changes: "static pods keep their UID"}
+	version := r.PackageVersion(matrix.Patched)
+	rel, err := Release(r, version)
+	if err != nil || version != "1.9.11+k19-fixes.2" {
+		t.Fatalf("version %s, release %s, %v", version, rel, err)
+	}
+	got := Changelog(r, matrix.Patched, version, rel, nil)
+	for _, want := range []string{"* Wed Nov 25 2026 Kubelet Toolchain <toolchain@kubelet-toolchain.invalid> - 1.9.11-1.k19_fixes.2\n- Package revision 2: static pods keep their UID\n",
+		"\n* Fri Sep 28 2018 Kubelet Toolchain <toolchain@kubelet-toolchain.invalid> - 1.9.11-1.k19_fixes\n- First packages of this release.\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("changelog lacks %q:\n%s", want, got)
 		}
 	}
 }

@@ -32,7 +32,7 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 			// The fixes' packages; the build fixes touch vendored code whose
 			// own suites (ugorji's codec, for one) are not ours to run.
 			p := build.PathsFor(m.OutputDir(), r.Release, matrix.Patched)
-			series := []string{r.Series.Fixes}
+			series := append(append([]string{}, r.Series.SharedFixes...), r.Series.Fixes)
 			if r.Series.LegacyTypes != "" {
 				// The shared layouts and static pod identity the fixes build on.
 				series = append(series, r.Series.LegacyTypes)

@@ -114,6 +114,11 @@ type Series struct {
 	// Tools adds the toolchain's helpers (cmd/podhash) to every variant;
 	// kubelet does not link them. One tools series serves every release.
 	Tools string `json:"tools,omitempty"`
+	// SharedFixes are overlays several releases' fixes share (the tests of
+	// a fix ported to each release, written once), laid into the patched
+	// variant just before Fixes, which carries each release's small
+	// differences (an inspect_release_test.go beside the shared tests).
+	SharedFixes []string `json:"sharedFixes,omitempty"`
 	// Fixes is applied on top of Build for the patched variant.
 	Fixes string `json:"fixes,omitempty"`
 	// ControlPlane, when set, lets `make control-plane` build the release's
@@ -154,7 +159,7 @@ func (s Series) For(v Variant) []string {
 		}
 	}
 	if v == Patched && s.Fixes != "" {
-		out = append(out, s.Fixes)
+		out = append(append(out, s.SharedFixes...), s.Fixes)
 	}
 	return out
 }
@@ -387,7 +392,14 @@ func (r *Release) validate(root string) error {
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
 	}
-	for field, s := range map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane} {
+	if len(r.Series.SharedFixes) > 0 && r.Series.Fixes == "" {
+		return fieldError("series.sharedFixes", "%v without series.fixes: shared fixes are laid in only with a release's own", r.Series.SharedFixes)
+	}
+	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane}
+	for i, s := range r.Series.SharedFixes {
+		named[fmt.Sprintf("series.sharedFixes[%d]", i)] = s
+	}
+	for field, s := range named {
 		if s == "" {
 			continue
 		}

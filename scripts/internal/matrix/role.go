@@ -17,5 +17,10 @@ func (s Series) Role(name string) string {
 	case s.ControlPlane:
 		return "what only the control plane's commands need"
 	}
+	for _, shared := range s.SharedFixes {
+		if name == shared {
+			return "tests shared by several releases' fixes, not linked into kubelet"
+		}
+	}
 	return "series"
 }

@@ -8,6 +8,9 @@
 // InspectContainer on the creation paths (StartContainer's log symlink,
 // RunPodSandbox's resolv.conf) and the image inspects -- must keep the
 // request timeout and get its late answer.
+//
+// Shared by every release's fixes (series inspect-deadline-tests); what
+// differs between releases is in the fixes series' inspect_release_test.go.
 
 package libdocker
 
@@ -22,8 +25,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	dockerapi "github.com/docker/engine-api/client"
 )
 
 const (
@@ -142,11 +143,17 @@ func (f *fakeDocker) sent(id string) int {
 }
 
 func newTestClient(t *testing.T, f *fakeDocker, requestTimeout time.Duration) Interface {
-	c, err := dockerapi.NewClient(f.endpoint, "", nil, nil)
+	c, err := newDockerAPIClient(f.endpoint, "", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return newKubeDockerClient(c, requestTimeout, 0)
+}
+
+// namedCall is one call of the client under test.
+type namedCall struct {
+	what string
+	call func() error
 }
 
 func setInspectTimeout(t *testing.T, d time.Duration) {
@@ -185,19 +192,17 @@ func call(t *testing.T, f *fakeDocker, what string, do func() error) (error, tim
 // RunPodSandbox (resolv.conf). There a late answer must be waited for, up to
 // the request timeout: giving up would fail StartContainer for a container
 // that runs, and PostStart would never run. The image inspects (the image
-// pull path) keep the request timeout too.
+// pull path) and, where the release has it, InspectContainerWithSize keep
+// the request timeout too.
 func TestCreationPathInspectsKeepRequestTimeout(t *testing.T) {
 	setInspectTimeout(t, testInspectTimeout)
 	f := startFakeDocker(t)
 	d := newTestClient(t, f, longRequestTimeout)
-	for _, c := range []struct {
-		what string
-		call func() error
-	}{
+	for _, c := range append([]namedCall{
 		{"InspectContainer(slow)", func() error { _, err := d.InspectContainer(slowContainerID); return err }},
 		{"InspectImageByID(slow)", func() error { _, err := d.InspectImageByID(slowImage); return err }},
 		{"InspectImageByRef(slow)", func() error { _, err := d.InspectImageByRef(slowImageRef); return err }},
-	} {
+	}, releaseRequestTimeoutCalls(d)...) {
 		err, took := call(t, f, c.what, c.call)
 		if err != nil {
 			t.Errorf("%s = %v after %v; want the answer sent after %v (request timeout %v, status inspect deadline %v)",

@@ -1,6 +1,9 @@
 // Tests of the backoff of cadvisor's docker inspects after a timeout (patch
 // "cadvisor: put a deadline on docker inspect ..."). The fake Docker API is
 // in inspect_deadline_test.go.
+//
+// Shared by every release's fixes (series inspect-deadline-tests); what
+// differs between releases is in the fixes series' inspect_release_test.go.
 
 package docker
 

@@ -3,6 +3,9 @@
 // inspect with InspectContainerForStatus, the creation paths keep
 // InspectContainer and its request timeout, and a status inspect that timed
 // out is not sent again at once.
+//
+// Shared by every release's fixes (series inspect-deadline-tests); what
+// differs between releases is in the fixes series' inspect_release_test.go.
 
 package dockershim
 
@@ -16,25 +19,23 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/kubernetes/pkg/kubelet/dockershim/libdocker"
 )
 
 func TestInspectsOfStatusAndCreationPaths(t *testing.T) {
 	ds, fakeDocker, _ := newTestDockerService()
 	const id = "c0ffee"
-	fakeDocker.SetFakeRunningContainers([]*libdocker.FakeContainer{{ID: id, Name: "k8s_app_pod_ns_uid_0"}})
+	setRunningContainer(fakeDocker, id, "k8s_app_pod_ns_uid_0")
 	for _, c := range []struct {
 		what  string
 		call  func()
 		calls []string
 	}{
 		// The relist and pod syncs: a short deadline.
-		{"ContainerStatus", func() { ds.ContainerStatus(id) }, []string{"inspect_container_for_status", "inspect_image"}},
-		{"PodSandboxStatus", func() { ds.PodSandboxStatus(id) }, []string{"inspect_container_for_status"}},
+		{"ContainerStatus", func() { containerStatus(ds, id) }, []string{"inspect_container_for_status", "inspect_image"}},
+		{"PodSandboxStatus", func() { podSandboxStatus(ds, id) }, []string{"inspect_container_for_status"}},
 		// StartContainer's log symlink, before kuberuntime runs PostStart:
 		// the request timeout.
-		{"StartContainer", func() { ds.StartContainer(id) }, []string{"start", "inspect_container"}},
+		{"StartContainer", func() { startContainer(ds, id) }, []string{"start", "inspect_container"}},
 	} {
 		fakeDocker.ClearCalls()
 		c.call()
@@ -114,12 +115,12 @@ func TestContainerStatusBacksOffAfterTimeout(t *testing.T) {
 	// here.
 	const requestTimeout = 300 * time.Millisecond
 	h := startHungDocker(t)
-	ds := &dockerService{client: libdocker.ConnectToDockerOrDie(h.endpoint, requestTimeout, 0)}
+	ds := &dockerService{client: connectToDocker(h.endpoint, requestTimeout)}
 
 	status := func(what string) (error, time.Duration) {
 		errc := make(chan error, 1)
 		start := time.Now()
-		go func() { _, err := ds.ContainerStatus(hungID); errc <- err }()
+		go func() { errc <- containerStatus(ds, hungID) }()
 		select {
 		case err := <-errc:
 			return err, time.Since(start)

@@ -2,10 +2,14 @@
 // "cadvisor: put a deadline on docker inspect ..."). A fake Docker API on a
 // unix socket never answers the inspect of the "hung" containers, as docker
 // does while a container's lock is held; every inspect must give up after
-// dockerTimeout (and close its request), a hung container must be ignored
+// the inspect timeout (and close its request), a hung container must be ignored
 // for this round rather than left to the raw factory, a hung network-mode
 // container must not fail the handler of the containers sharing its network,
 // and healthy containers must still be handled.
+//
+// Shared by every release's fixes (series inspect-deadline-tests); what
+// differs between releases' cadvisor is in the fixes series'
+// inspect_release_test.go.
 
 package docker
 
@@ -22,10 +26,8 @@ import (
 	"testing"
 	"time"
 
-	docker "github.com/docker/docker/client"
 	"github.com/google/cadvisor/container"
 	containerlibcontainer "github.com/google/cadvisor/container/libcontainer"
-	"github.com/google/cadvisor/watcher"
 )
 
 // hung returns the id of a container whose inspect never answers. Each test
@@ -38,7 +40,7 @@ var (
 	podID     = strings.Repeat("d", 64) // running, in healthyID's network namespace
 )
 
-// testInspectTimeout replaces dockerTimeout; mustReturnWithin is how long
+// testInspectTimeout replaces the inspect timeout; mustReturnWithin is how long
 // a patched call may take at most (generous, for a loaded machine).
 const (
 	testInspectTimeout = 200 * time.Millisecond
@@ -49,7 +51,7 @@ func containerJSON(id, name, networkMode, ip string) map[string]interface{} {
 	return map[string]interface{}{
 		"Id":              id,
 		"Name":            "/" + name,
-		"Created":         "2020-07-15T16:50:12.123456789Z",
+		"Created":         "2017-08-31T08:56:23.123456789Z",
 		"State":           map[string]interface{}{"Running": true, "Pid": 4242},
 		"Config":          map[string]interface{}{"Image": "busybox", "Labels": map[string]string{}},
 		"HostConfig":      map[string]interface{}{"NetworkMode": networkMode},
@@ -62,7 +64,7 @@ func containerJSON(id, name, networkMode, ip string) map[string]interface{} {
 // GET [/vX.Y]/containers/<hung id>/json blocks until the client gives up on
 // it (counted in abandoned) or the fake is released.
 type fakeDocker struct {
-	client     *docker.Client
+	client     *testDockerClient
 	containers map[string]interface{}
 	release    chan struct{}
 	releaseAll sync.Once
@@ -127,16 +129,15 @@ func startFakeDocker(t *testing.T) *fakeDocker {
 	})
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(l)
-	f.client, err = docker.NewClient("unix://"+sock, "1.24", nil, nil)
+	f.client, err = newTestDockerClient("unix://"+sock, "1.24", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := dockerTimeout
-	SetTimeout(testInspectTimeout)
+	restore := setInspectTimeout(testInspectTimeout)
 	t.Cleanup(func() {
 		f.unblock()
 		srv.Close()
-		SetTimeout(old)
+		restore()
 	})
 	return f
 }
@@ -250,14 +251,14 @@ func TestHungContainerIsNotLeftToRawFactory(t *testing.T) {
 	raw := &rawFactory{}
 	container.ClearContainerHandlerFactories()
 	t.Cleanup(container.ClearContainerHandlerFactories)
-	container.RegisterContainerHandlerFactory(&dockerFactory{client: fd.client}, []watcher.ContainerWatchSource{watcher.Raw})
-	container.RegisterContainerHandlerFactory(raw, []watcher.ContainerWatchSource{watcher.Raw})
+	container.RegisterContainerHandlerFactory(&dockerFactory{client: fd.client}, []watchSource{rawWatch})
+	container.RegisterContainerHandlerFactory(raw, []watchSource{rawWatch})
 	name := "/kubepods/pod1/" + hung(2)
 
 	var h container.ContainerHandler
 	var accept bool
 	var err error
-	within(t, fd, "NewContainerHandler(hung container)", func() { h, accept, err = container.NewContainerHandler(name, watcher.Raw, true) })
+	within(t, fd, "NewContainerHandler(hung container)", func() { h, accept, err = container.NewContainerHandler(name, rawWatch, true) })
 	if h != nil || accept || err != nil || len(raw.handled) != 0 {
 		t.Fatalf("hung container: got handler %v, accept %v, err %v, raw factory given %q; want no handler, not accepted, no error and nothing for the raw factory (ignored this round)", h, accept, err, raw.handled)
 	}
@@ -281,7 +282,7 @@ func TestNewDockerContainerHandlerHungInspect(t *testing.T) {
 	newHandler := func(id string) (container.ContainerHandler, error) {
 		return newDockerContainerHandler(fd.client, "/kubepods/pod/"+id, nil, nil, overlay2StorageDriver,
 			storageDir, &containerlibcontainer.CgroupSubsystems{}, true, nil, []int{17, 3, 2},
-			container.MetricSet{}, "", nil, nil)
+			handlerMetrics, "", nil, nil)
 	}
 
 	t.Run("own inspect hangs", func(t *testing.T) {

@@ -191,3 +191,15 @@ func (f File) Update(built []Entry, w io.Writer) {
 		fmt.Fprintf(w, "%s  %s\n", b.SHA256, b.Key)
 	}
 }
+
+// Note tells w, after a build, how sum compares with the recorded entry
+// for key: nothing when they match, a note when there is no entry, a
+// warning with both sums when they differ (verify-checksums fails on it).
+func (f File) Note(key, sum string, w io.Writer) {
+	switch exp, ok := f[key]; {
+	case !ok:
+		fmt.Fprintf(w, "note: CHECKSUMS has no entry for %s (make update-checksums records it)\n", key)
+	case exp != sum:
+		fmt.Fprintf(w, "WARNING: %s differs from CHECKSUMS\n  expected %s\n  actual   %s\n  (make verify-checksums fails on this)\n", key, exp, sum)
+	}
+}

@@ -146,3 +146,18 @@ func TestBuiltControlPlane(t *testing.T) {
 		t.Errorf("key %s", k)
 	}
 }
+
+func TestNote(t *testing.T) {
+	f := File{"1.9.11/patched/bin/linux/amd64/kubelet": "aaa"}
+	for _, tc := range []struct{ key, sum, want string }{
+		{"1.9.11/patched/bin/linux/amd64/kubelet", "aaa", ""},
+		{"1.9.11/patched/bin/linux/amd64/kubelet", "bbb", "WARNING: 1.9.11/patched/bin/linux/amd64/kubelet differs from CHECKSUMS\n  expected aaa\n  actual   bbb\n  (make verify-checksums fails on this)\n"},
+		{"1.9.11/vanilla/bin/linux/amd64/kubelet", "ccc", "note: CHECKSUMS has no entry for 1.9.11/vanilla/bin/linux/amd64/kubelet (make update-checksums records it)\n"},
+	} {
+		var w strings.Builder
+		f.Note(tc.key, tc.sum, &w)
+		if w.String() != tc.want {
+			t.Errorf("Note(%s, %s) = %q, want %q", tc.key, tc.sum, w.String(), tc.want)
+		}
+	}
+}

@@ -49,11 +49,7 @@ func newControlPlaneCmd(s Streams, g *globals) *cobra.Command {
 			if res.UpToDate {
 				fmt.Fprintf(s.Err, "%s is up to date\n", rel)
 			} else {
-				fmt.Fprintf(s.Err, "built %s (%s, %s)\n  stages:", rel, r.ControlPlaneGitVersion(), time.Since(start).Round(100*time.Millisecond))
-				for _, t := range res.Stages {
-					fmt.Fprintf(s.Err, " %s %s", t.Stage, t.Duration)
-				}
-				fmt.Fprintln(s.Err)
+				printBuilt(s.Err, rel, r.ControlPlaneGitVersion(), start, "", res.Stages)
 			}
 			want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
 			if err != nil {
@@ -62,12 +58,7 @@ func newControlPlaneCmd(s Streams, g *globals) *cobra.Command {
 			for _, c := range build.ControlPlaneCommands {
 				key, sum := checksums.ControlPlaneKey(r.Release, c.Name), res.SHA256[c.Name]
 				fmt.Fprintf(s.Out, "%s  %s\n", sum, key)
-				switch exp, ok := want[key]; {
-				case !ok:
-					fmt.Fprintf(s.Err, "note: CHECKSUMS has no entry for %s (make update-checksums records it)\n", key)
-				case exp != sum:
-					fmt.Fprintf(s.Err, "WARNING: %s differs from CHECKSUMS\n  expected %s\n  actual   %s\n  (make verify-checksums fails on this)\n", key, exp, sum)
-				}
+				want.Note(key, sum, s.Err)
 			}
 			return nil
 		},

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -52,22 +53,22 @@ func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (
 	if res.UpToDate {
 		fmt.Fprintf(s.Err, "%s is up to date (sha256 %s)\n", rel, res.SHA256)
 	} else {
-		fmt.Fprintf(s.Err, "built %s (%s, %s)\n  sha256 %s\n  stages:", rel, r.GitVersion(v), time.Since(start).Round(100*time.Millisecond), res.SHA256)
-		for _, t := range res.Stages {
-			fmt.Fprintf(s.Err, " %s %s", t.Stage, t.Duration)
-		}
-		fmt.Fprintln(s.Err)
+		printBuilt(s.Err, rel, r.GitVersion(v), start, "  sha256 "+res.SHA256+"\n", res.Stages)
 	}
 	want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
 	if err != nil {
 		return nil, err
 	}
-	key := checksums.Key(r.Release, string(v))
-	switch exp, ok := want[key]; {
-	case !ok:
-		fmt.Fprintf(s.Err, "note: CHECKSUMS has no entry for %s (make update-checksums records it)\n", key)
-	case exp != res.SHA256:
-		fmt.Fprintf(s.Err, "WARNING: %s differs from CHECKSUMS\n  expected %s\n  actual   %s\n  (make verify-checksums fails on this)\n", key, exp, res.SHA256)
-	}
+	want.Note(checksums.Key(r.Release, string(v)), res.SHA256, s.Err)
 	return res, nil
+}
+
+// printBuilt reports a finished build: what, its stamped version, how long,
+// extra lines, and each stage's time.
+func printBuilt(w io.Writer, rel, version string, start time.Time, extra string, stages []build.Timing) {
+	fmt.Fprintf(w, "built %s (%s, %s)\n%s  stages:", rel, version, time.Since(start).Round(100*time.Millisecond), extra)
+	for _, t := range stages {
+		fmt.Fprintf(w, " %s %s", t.Stage, t.Duration)
+	}
+	fmt.Fprintln(w)
 }

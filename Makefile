@@ -26,6 +26,10 @@ kubelet: $(TOOLCHAIN) ## Build the kubelet: make kubelet VERSION=1.9.11 [VARIANT
 control-plane: $(TOOLCHAIN) ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kube-proxy: make control-plane VERSION=1.9.11
 	@$(CLI) control-plane --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"
 
+.PHONY: conformance-suite
+conformance-suite: $(TOOLCHAIN) ## Build upstream's node conformance suite (e2e_node.test): make conformance-suite VERSION=1.9.11
+	@$(CLI) conformance-suite --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"
+
 .PHONY: check-control-plane
 check-control-plane: $(TOOLCHAIN) ## Check each built control-plane binary runs and reports the stamped version and official commit
 	@$(CLI) control-plane --check --release "$(VERSION)"
@@ -73,7 +77,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane too), in-tree tests of the fixes, TLS handshakes
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane and e2e_node.test too), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	cd scripts && go test ./...
@@ -87,6 +91,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(CLI) smoke --release 1.9.11 --variant patched
 	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
+	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
 	scripts/engine-up.sh
 	scripts/e2e.sh tls
 	$(MAKE) --no-print-directory verify-checksums

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +48,7 @@ func TestCompileCommandIsReproducibleAndStamped(t *testing.T) {
 
 func TestUpToDateNoticesTreeEdits(t *testing.T) {
 	p := PathsFor(t.TempDir(), "1.9.11", matrix.Vanilla)
+	target := &Target{Name: "vanilla", Paths: p, SumsFile: "kubelet.sha256", Outputs: []Output{{Name: "kubelet"}}}
 	os.MkdirAll(filepath.Join(p.Tree, "pkg"), 0o755)
 	os.MkdirAll(filepath.Dir(p.Binary), 0o755)
 	src := filepath.Join(p.Tree, "pkg", "a.go")
@@ -56,22 +58,43 @@ func TestUpToDateNoticesTreeEdits(t *testing.T) {
 	past := time.Now().Add(-time.Hour)
 	os.Chtimes(src, past, past)
 	os.Chtimes(filepath.Join(p.Tree, "pkg"), past, past)
-	os.WriteFile(filepath.Join(p.Dir, builtMarker), []byte("fp "+sum+"\n"), 0o644)
+	os.WriteFile(p.In("kubelet.sha256"), checksums.File{"kubelet": sum}.Lines(), 0o644)
+	os.WriteFile(p.In(builtMarker), []byte("fp\n"), 0o644)
 
-	if _, ok := upToDate(p, "fp"); !ok {
+	if _, ok := upToDate(target, "fp"); !ok {
 		t.Fatal("fresh build not up to date")
 	}
-	if _, ok := upToDate(p, "other-inputs"); ok {
+	if _, ok := upToDate(target, "other-inputs"); ok {
 		t.Error("changed inputs not noticed")
 	}
 	os.WriteFile(p.Binary, []byte("tampered"), 0o755)
-	if _, ok := upToDate(p, "fp"); ok {
+	if _, ok := upToDate(target, "fp"); ok {
 		t.Error("replaced binary not noticed")
 	}
 	os.WriteFile(p.Binary, []byte("binary"), 0o755)
 	future := time.Now().Add(time.Minute)
 	os.Chtimes(src, future, future)
-	if _, ok := upToDate(p, "fp"); ok {
+	if _, ok := upToDate(target, "fp"); ok {
 		t.Error("edited tree file not noticed")
+	}
+}
+
+// Every target's outputs are keyed in CHECKSUMS by their path under
+// _output/: the layout packagers and verify-checksums rely on.
+func TestTargetsKeepTheOutputLayout(t *testing.T) {
+	r := release(matrix.EraGodeps)
+	r.Series.ControlPlane = "k19-control-plane"
+	m := &matrix.Matrix{Root: "/repo", Releases: []matrix.Release{*r}}
+	var keys []string
+	for _, target := range Targets(context.Background(), Options{Matrix: m, Release: r, OutputDir: "/out"}) {
+		for _, out := range target.Outputs {
+			keys = append(keys, checksums.KeyOf("/out", target.Paths.In(out.Name)))
+		}
+	}
+	want := []string{"1.9.11/patched/bin/linux/amd64/kubelet", "1.9.11/vanilla/bin/linux/amd64/kubelet",
+		"1.9.11/control-plane/bin/kube-apiserver", "1.9.11/control-plane/bin/kube-controller-manager",
+		"1.9.11/control-plane/bin/kube-scheduler", "1.9.11/control-plane/bin/kubectl", "1.9.11/control-plane/bin/kube-proxy"}
+	if strings.Join(keys, "\n") != strings.Join(want, "\n") {
+		t.Errorf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
 	}
 }

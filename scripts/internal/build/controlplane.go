@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -38,34 +37,14 @@ var ControlPlaneCommands = []ControlPlaneCommand{
 	{"kube-proxy", "cmd/kube-proxy"},
 }
 
-// ControlPlaneVariant names the control plane's directory under
-// _output/<release>/ and its builds in progress lines; it is not a kubelet
-// variant.
-const ControlPlaneVariant matrix.Variant = "control-plane"
+// ControlPlaneTargetName is the control plane's directory under
+// _output/<release>/ and its name in progress lines.
+const ControlPlaneTargetName = "control-plane"
 
-// ControlPlanePaths are where a release's control plane lives under _output/.
-type ControlPlanePaths struct {
-	Dir    string // _output/<release>/control-plane
-	GOPATH string // Dir/gopath
-	Tree   string // GOPATH/src/k8s.io/kubernetes
-	Bin    string // Dir/bin: every binary, replaced as a whole
-}
-
-// ControlPlanePathsFor returns the control plane's layout under an output dir.
-func ControlPlanePathsFor(output, release string) ControlPlanePaths {
-	p := PathsFor(output, release, ControlPlaneVariant)
-	return ControlPlanePaths{Dir: p.Dir, GOPATH: p.GOPATH, Tree: p.Tree, Bin: filepath.Join(p.Dir, "bin")}
-}
-
-// Binary is the path of one built command.
-func (p ControlPlanePaths) Binary(name string) string { return filepath.Join(p.Bin, name) }
-
-// ControlPlaneResult reports what a control-plane build did.
-type ControlPlaneResult struct {
-	// SHA256 maps each command's name to its binary's sha256.
-	SHA256   map[string]string
-	Stages   []Timing
-	UpToDate bool
+// ControlPlanePathsFor returns the control plane's layout under an output
+// dir: every binary in _output/<release>/control-plane/bin/.
+func ControlPlanePathsFor(output, release string) Paths {
+	return targetPaths(output, release, ControlPlaneTargetName, "bin")
 }
 
 // ErrNoControlPlane is returned for a release without a control-plane series.
@@ -95,185 +74,66 @@ func ControlPlaneSupported(m *matrix.Matrix, r *matrix.Release) error {
 	return nil
 }
 
-// RunControlPlane builds the release's control-plane binaries from its
-// vanilla tree plus the control-plane series, reusing the prepared tree and
-// the binaries when their inputs have not changed. The binaries are built
-// into a temporary directory, each checked (it runs, prints the stamped
-// version and commit, carries no insecure GODEBUG default), and the
-// directory replaces bin/ as a whole: a killed or failed run leaves the
-// previous complete set or none, never a mix.
-func RunControlPlane(ctx context.Context, o Options) (*ControlPlaneResult, error) {
+// ControlPlaneTarget is the release's control plane: its vanilla tree plus
+// the control-plane series, with the OpenAPI definitions generated, each
+// command static (CGO_ENABLED=0, as upstream builds these commands:
+// hack/lib/golang.sh KUBE_STATIC_LIBRARIES, so they run in any node image)
+// and stamped with the control plane's version, which each binary must
+// report.
+func ControlPlaneTarget(ctx context.Context, o Options) *Target {
+	o = o.withDefaults()
 	r := o.Release
-	if err := ControlPlaneSupported(o.Matrix, r); err != nil {
-		return nil, err
-	}
-	names := r.Series.ForControlPlane()
-	if o.OutputDir == "" {
-		o.OutputDir = o.Matrix.OutputDir()
-	}
-	o.Variant = ControlPlaneVariant
 	p := ControlPlanePathsFor(o.OutputDir, r.Release)
-	series, err := loadSeries(o.Matrix.Root, r, names)
-	if err != nil {
-		return nil, err
-	}
-	base, err := prepareFingerprint(o, series)
-	if err != nil {
-		return nil, err
-	}
-	prepFP := hashStrings(base, "control-plane-v1", openAPIPackage)
-	args, env := controlPlaneCompileCommand(r, p.GOPATH)
-	buildParts := []string{prepFP, strings.Join(args, "\x00"), strings.Join(env, "\x00")}
-	for _, c := range ControlPlaneCommands {
-		buildParts = append(buildParts, c.Name+"="+c.Package)
-	}
-	buildFP := hashStrings(buildParts...)
-
-	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	unlock, err := lockDir(p.Dir, o.Log)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	res := &ControlPlaneResult{}
-	paths := Paths{Dir: p.Dir, GOPATH: p.GOPATH, Tree: p.Tree}
-	prepared := markerMatches(filepath.Join(p.GOPATH, preparedMarker), prepFP)
-	if sums, ok := controlPlaneUpToDate(p, buildFP); ok && prepared {
-		res.SHA256, res.UpToDate = sums, true
-		return res, nil
-	}
-	var timings Result
-	if !prepared {
-		stages := append(sourceStages(ctx, o), patchStage(ctx, o, series), generateStage(ctx, o))
-		if err := prepareTree(o, paths, prepFP, &timings, stages); err != nil {
-			res.Stages = timings.Stages
-			return nil, err
-		}
-	}
-	err = stage(o, &timings, "compile", func() error {
-		sums, err := compileControlPlane(ctx, o, p, args, env, buildFP)
-		res.SHA256 = sums
-		return err
-	})
-	res.Stages = timings.Stages
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-// controlPlaneCompileCommand is the go build line of every control-plane
-// command: the kubelet's reproducible flags, stamped with the control
-// plane's version, and static (CGO_ENABLED=0) as upstream builds these
-// commands (hack/lib/golang.sh KUBE_STATIC_LIBRARIES), so they run in any
-// node image.
-func controlPlaneCompileCommand(r *matrix.Release, gopath string) (args, env []string) {
-	return compileCommand(r, versionVars(r, r.ControlPlaneGitVersion()), nil, false, gopath)
-}
-
-// compileControlPlane builds every command into a temporary bin directory
-// next to bin/, checks each binary, writes SHA256SUMS and the built marker
-// into it, and moves it into place.
-func compileControlPlane(ctx context.Context, o Options, p ControlPlanePaths, args, env []string, fp string) (map[string]string, error) {
-	old, _ := filepath.Glob(filepath.Join(p.Dir, ".bin.tmp-*"))
-	for _, d := range old {
-		fsutil.RemoveAll(d)
-	}
-	tmp, err := os.MkdirTemp(p.Dir, ".bin.tmp-")
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
-		return nil, err
-	}
-	defer fsutil.RemoveAll(tmp) // gone after the rename; only a failure leaves it to remove
-	r := o.Release
-	sums := map[string]string{}
-	for _, c := range ControlPlaneCommands {
-		start := time.Now()
-		bin := filepath.Join(tmp, c.Name)
-		if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(append([]string{}, args...), "-o", bin, "k8s.io/kubernetes/"+c.Package), Dir: p.GOPATH, Env: env}); err != nil {
-			return nil, fmt.Errorf("%s: %w", c.Name, err)
-		}
-		if err := CheckGODEBUG(bin); err != nil {
-			return nil, err
-		}
-		if err := CheckControlPlaneVersion(ctx, bin, c.Name, r.ControlPlaneGitVersion(), r.GitCommit); err != nil {
-			return nil, err
-		}
-		sum, err := checksums.SHA256(bin)
-		if err != nil {
-			return nil, err
-		}
-		sums[c.Name] = sum
-		fi, _ := os.Stat(bin)
-		fmt.Fprintf(o.Log, "    %s %.1f MB in %s\n", c.Name, float64(fi.Size())/1e6, time.Since(start).Round(100*time.Millisecond))
-	}
-	f := checksums.File{}
-	for name, sum := range sums {
-		f[name] = sum
-	}
-	if err := os.WriteFile(filepath.Join(tmp, "SHA256SUMS"), f.Lines(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(tmp, builtMarker), []byte(fp+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	if err := fsutil.ReplaceDir(tmp, p.Bin); err != nil {
-		return nil, err
-	}
-	return sums, nil
-}
-
-// controlPlaneUpToDate reports whether bin/ was built from these inputs, is
-// complete and unchanged, and the tree was not edited since.
-func controlPlaneUpToDate(p ControlPlanePaths, fp string) (map[string]string, bool) {
-	marker := filepath.Join(p.Bin, builtMarker)
-	if !markerMatches(marker, fp) {
-		return nil, false
-	}
-	if fi, err := os.Stat(marker); err != nil || treeChangedSince(p.Tree, fi.ModTime()) {
-		return nil, false
-	}
-	want, err := checksums.Load(filepath.Join(p.Bin, "SHA256SUMS"))
-	if err != nil || len(want) != len(ControlPlaneCommands) {
-		return nil, false
+	args, env := compileCommand(r, versionVars(r, r.ControlPlaneGitVersion()), nil, false, p.GOPATH)
+	t := &Target{
+		Name:     ControlPlaneTargetName,
+		Series:   r.Series.ForControlPlane(),
+		Generate: []Step{godebugStep(ControlPlaneCommands), openAPIStep(ctx, o)},
+		Paths:    p,
+		SumsFile: "SHA256SUMS",
 	}
 	for _, c := range ControlPlaneCommands {
-		sum, err := checksums.SHA256(p.Binary(c.Name))
-		if err != nil || sum != want[c.Name] {
-			return nil, false
-		}
+		name := c.Name
+		t.Outputs = append(t.Outputs, Output{Name: name, GoArgs: args, Package: goPackage(r, c.Package), Dir: goDir(r, p), Env: env,
+			Check: func(ctx context.Context, bin string) error {
+				return CheckControlPlaneVersion(ctx, bin, name, r.ControlPlaneGitVersion(), r.GitCommit)
+			}})
 	}
-	return want, true
+	return t
 }
 
-// generateStage makes what upstream's build generates and the module zip
-// lacks, and gives every control-plane command the kubelet's GODEBUG
-// defaults file.
-func generateStage(ctx context.Context, o Options) prepStage {
-	return prepStage{"generate", func(tree string) error {
-		if err := spreadGODEBUG(tree); err != nil {
-			return err
-		}
+// ControlPlane builds the release's control-plane binaries.
+func ControlPlane(ctx context.Context, o Options) (*Result, error) {
+	if err := ControlPlaneSupported(o.Matrix, o.Release); err != nil {
+		return nil, err
+	}
+	return Run(ctx, o, ControlPlaneTarget(ctx, o))
+}
+
+// openAPIStep generates the OpenAPI definitions kube-apiserver compiles in.
+func openAPIStep(ctx context.Context, o Options) Step {
+	return Step{"generate-openapi", func(tree string) error {
 		return generateOpenAPI(ctx, o.Release, filepath.Dir(filepath.Dir(filepath.Dir(tree))), o.Log)
 	}}
+}
+
+// godebugStep gives every command the kubelet's GODEBUG defaults file.
+func godebugStep(cmds []ControlPlaneCommand) Step {
+	return Step{"generate-godebug", func(tree string) error { return spreadGODEBUG(tree, cmds) }}
 }
 
 // godebugFile is the defaults series' file in cmd/kubelet. //go:debug lines
 // count only in the main package, so each command needs its own copy.
 const godebugFile = "cmd/kubelet/zz_godebug.go"
 
-func spreadGODEBUG(tree string) error {
+func spreadGODEBUG(tree string, cmds []ControlPlaneCommand) error {
 	data, err := os.ReadFile(filepath.Join(tree, godebugFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no defaults series: CheckGODEBUG refuses the binaries
 	} else if err != nil {
 		return err
 	}
-	for _, c := range ControlPlaneCommands {
+	for _, c := range cmds {
 		dst := filepath.Join(tree, c.Package, "zz_godebug.go")
 		if err := os.WriteFile(dst, data, 0o644); err != nil {
 			return fmt.Errorf("laying %s into %s: %w", godebugFile, c.Package, err)

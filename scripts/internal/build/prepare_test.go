@@ -77,7 +77,7 @@ func TestRunPreparesSwapsAndMarks(t *testing.T) {
 	stale := filepath.Join(p.Dir, ".gopath.tmp-killed")
 	write(t, filepath.Join(stale, "src", "half-done"), "")
 
-	res, err := Run(context.Background(), o)
+	res, err := Kubelet(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,36 +97,36 @@ func TestRunPreparesSwapsAndMarks(t *testing.T) {
 	if err != nil || len(strings.TrimSpace(string(marker))) != 64 {
 		t.Errorf("prepared marker %q: %v", marker, err)
 	}
-	if sum, _ := os.ReadFile(p.Binary + ".sha256"); string(sum) != res.SHA256+"  kubelet\n" {
+	if sum, _ := os.ReadFile(p.Binary + ".sha256"); string(sum) != res.SHA256["kubelet"]+"  kubelet\n" {
 		t.Errorf("sha256 file %q, build says %s", sum, res.SHA256)
 	}
 
-	again, err := Run(context.Background(), o)
-	if err != nil || !again.UpToDate || again.SHA256 != res.SHA256 {
+	again, err := Kubelet(context.Background(), o)
+	if err != nil || !again.UpToDate || again.SHA256["kubelet"] != res.SHA256["kubelet"] {
 		t.Fatalf("second run: %+v, %v", again, err)
 	}
 
 	// A tree without its marker is not trusted: prepared again.
 	os.Remove(filepath.Join(p.GOPATH, preparedMarker))
-	third, err := Run(context.Background(), o)
+	third, err := Kubelet(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := stageNames(third); !strings.HasPrefix(got, "fetch ") {
 		t.Errorf("unmarked tree reused: stages %q", got)
 	}
-	if third.SHA256 != res.SHA256 {
+	if third.SHA256["kubelet"] != res.SHA256["kubelet"] {
 		t.Errorf("rebuild is not reproducible: %s then %s", res.SHA256, third.SHA256)
 	}
 }
 
-func prepOptions(t *testing.T) (Options, Paths) {
+func prepOptions(t *testing.T) (Options, *Target) {
 	o := Options{Release: &matrix.Release{Release: "1.99.0"}, Variant: matrix.Vanilla, Log: io.Discard}
 	p := PathsFor(t.TempDir(), "1.99.0", matrix.Vanilla)
 	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return o, p
+	return o, &Target{Name: "vanilla", Paths: p}
 }
 
 // markerIn reports whether a prepared marker exists in any gopath under dir.
@@ -136,9 +136,10 @@ func markerIn(t *testing.T, dir string) []string {
 }
 
 func TestPreparedMarkerWrittenLast(t *testing.T) {
-	o, p := prepOptions(t)
+	o, target := prepOptions(t)
+	p := target.Paths
 	var sawMarker []string
-	err := prepareTree(o, p, "fp1", &Result{}, []prepStage{
+	err := prepareTree(o, target, "fp1", &Result{}, []Step{
 		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "a.go"), "package a\n"); return nil }},
 		{"patch", func(tree string) error {
 			// The last stage still runs on an unmarked tree, out of place.
@@ -164,13 +165,14 @@ func TestPreparedMarkerWrittenLast(t *testing.T) {
 }
 
 func TestFailedStageLeavesNoTreeAndNoMarker(t *testing.T) {
-	o, p := prepOptions(t)
+	o, target := prepOptions(t)
+	p := target.Paths
 	boom := errors.New("boom")
-	stages := []prepStage{
+	stages := []Step{
 		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "new.go"), "package a\n"); return nil }},
 		{"patch", func(string) error { return boom }},
 	}
-	if err := prepareTree(o, p, "fp", &Result{}, stages); !errors.Is(err, boom) || !strings.Contains(err.Error(), "stage patch") {
+	if err := prepareTree(o, target, "fp", &Result{}, stages); !errors.Is(err, boom) || !strings.Contains(err.Error(), "stage patch") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(p.GOPATH); !errors.Is(err, os.ErrNotExist) {
@@ -184,10 +186,10 @@ func TestFailedStageLeavesNoTreeAndNoMarker(t *testing.T) {
 	}
 
 	// With an earlier tree in place, a failed prepare leaves it as it was.
-	if err := prepareTree(o, p, "old", &Result{}, stages[:1]); err != nil {
+	if err := prepareTree(o, target, "old", &Result{}, stages[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareTree(o, p, "new", &Result{}, stages); !errors.Is(err, boom) {
+	if err := prepareTree(o, target, "new", &Result{}, stages); !errors.Is(err, boom) {
 		t.Fatal(err)
 	}
 	if !markerMatches(filepath.Join(p.GOPATH, preparedMarker), "old") {

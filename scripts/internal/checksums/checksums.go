@@ -78,8 +78,8 @@ func (f File) Lines() []byte {
 
 // Marshal renders CHECKSUMS: a header saying when to update it, then Lines.
 func (f File) Marshal() []byte {
-	return append([]byte("# Expected sha256 of each reproducible build (kubelets, and the control planes\n"+
-		"# under <release>/control-plane/bin/), relative to _output/.\n"+
+	return append([]byte("# Expected sha256 of each reproducible build (kubelets, the control planes under\n"+
+		"# <release>/control-plane/bin/, e2e_node.test under <release>/conformance/bin/), relative to _output/.\n"+
 		"# Update (make update-checksums) only when a pin, a patch, the build flags or the\n"+
 		"# Go toolchain changed on purpose; otherwise a mismatch means the build is not reproducible.\n"), f.Lines()...)
 }
@@ -89,10 +89,13 @@ func Key(release, variant string) string {
 	return release + "/" + variant + "/bin/linux/amd64/kubelet"
 }
 
-// ControlPlaneKey is the CHECKSUMS path of one control-plane binary of a
-// release, e.g. 1.9.11/control-plane/bin/kube-apiserver.
-func ControlPlaneKey(release, command string) string {
-	return release + "/control-plane/bin/" + command
+// KeyOf is the CHECKSUMS path of a file under outputDir.
+func KeyOf(outputDir, path string) string {
+	rel, err := filepath.Rel(outputDir, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // SHA256 returns the hex sha256 of a file.
@@ -112,30 +115,6 @@ func SHA256(path string) (string, error) {
 // Entry is one built kubelet and its sha256.
 type Entry struct {
 	Key, SHA256 string
-}
-
-// Built hashes the kubelets built under outputDir for each release and
-// variant, in that order; a binary not built here is left out.
-func Built(outputDir string, releases, variants []string) ([]Entry, error) {
-	var keys []string
-	for _, r := range releases {
-		for _, v := range variants {
-			keys = append(keys, Key(r, v))
-		}
-	}
-	return BuiltKeys(outputDir, keys)
-}
-
-// BuiltControlPlane hashes the control-plane binaries built under
-// outputDir for each release; a binary not built here is left out.
-func BuiltControlPlane(outputDir string, releases, commands []string) ([]Entry, error) {
-	var keys []string
-	for _, r := range releases {
-		for _, c := range commands {
-			keys = append(keys, ControlPlaneKey(r, c))
-		}
-	}
-	return BuiltKeys(outputDir, keys)
 }
 
 // BuiltKeys hashes the files under outputDir that keys name, in order;

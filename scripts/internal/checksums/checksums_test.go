@@ -87,7 +87,11 @@ func TestBuiltVerifyUpdate(t *testing.T) {
 	write(t, filepath.Join(out, Key("1.9.11", "patched")), "a")
 	write(t, filepath.Join(out, Key("1.9.11", "vanilla")), "b")
 	write(t, filepath.Join(out, Key("1.18.6", "vanilla")), "a")
-	built, err := Built(out, []string{"1.7.5", "1.9.11", "1.18.6"}, []string{"patched", "vanilla"})
+	var keys []string
+	for _, r := range []string{"1.7.5", "1.9.11", "1.18.6"} {
+		keys = append(keys, Key(r, "patched"), Key(r, "vanilla"))
+	}
+	built, err := BuiltKeys(out, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,16 +138,19 @@ func TestBuiltControlPlane(t *testing.T) {
 	out := t.TempDir()
 	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kube-apiserver"), "a")
 	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kubectl"), "b")
-	built, err := BuiltControlPlane(out, []string{"1.7.5", "1.9.11"}, []string{"kube-apiserver", "kube-scheduler", "kubectl"})
+	var keys []string
+	for _, r := range []string{"1.7.5", "1.9.11"} {
+		for _, c := range []string{"kube-apiserver", "kube-scheduler", "kubectl"} {
+			keys = append(keys, KeyOf(out, filepath.Join(out, r, "control-plane", "bin", c)))
+		}
+	}
+	built, err := BuiltKeys(out, keys)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Entry{{"1.9.11/control-plane/bin/kube-apiserver", sumA}, {"1.9.11/control-plane/bin/kubectl", sumB}}
 	if len(built) != len(want) || built[0] != want[0] || built[1] != want[1] {
 		t.Errorf("built %v, want %v", built, want)
-	}
-	if k := ControlPlaneKey("1.9.11", "kube-proxy"); k != "1.9.11/control-plane/bin/kube-proxy" {
-		t.Errorf("key %s", k)
 	}
 }
 

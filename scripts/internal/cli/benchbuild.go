@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/bench"
 	"kubelet-toolchain/scripts/internal/build"
 )
 
@@ -22,7 +23,7 @@ go build of the same prepared tree after the same kind of change.`,
 			if err != nil {
 				return err
 			}
-			res, err := build.Bench(cmd.Context(), build.Options{Matrix: m, Release: r, Variant: v, OutputDir: filepath.Join(m.OutputDir(), "bench"), Log: s.Err})
+			res, err := bench.Build(cmd.Context(), build.Options{Matrix: m, Release: r, Variant: v, OutputDir: filepath.Join(m.OutputDir(), "bench"), Log: s.Err})
 			if err != nil {
 				return err
 			}

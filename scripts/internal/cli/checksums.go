@@ -8,7 +8,6 @@ import (
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 // newChecksumsCmd makes verify-checksums, or update-checksums with update.
@@ -21,7 +20,7 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := g.loadMatrix()
 			if err != nil {
 				return err
@@ -35,15 +34,22 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 			if release != "" {
 				releases = []string{release}
 			}
-			built, err := checksums.Built(m.OutputDir(), releases, variantNames())
+			var keys []string
+			for _, name := range releases {
+				r, err := m.Lookup(name)
+				if err != nil {
+					return err
+				}
+				for _, t := range build.Targets(cmd.Context(), build.Options{Matrix: m, Release: r}) {
+					for _, out := range t.Outputs {
+						keys = append(keys, checksums.KeyOf(m.OutputDir(), t.Paths.In(out.Name)))
+					}
+				}
+			}
+			built, err := checksums.BuiltKeys(m.OutputDir(), keys)
 			if err != nil {
 				return err
 			}
-			cp, err := checksums.BuiltControlPlane(m.OutputDir(), releases, controlPlaneNames())
-			if err != nil {
-				return err
-			}
-			built = append(built, cp...)
 			if !update {
 				return want.Verify(built, s.Out)
 			}
@@ -53,20 +59,4 @@ func newChecksumsCmd(s Streams, g *globals, update bool) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&release, "release", "", "only this release")
 	return cmd
-}
-
-func controlPlaneNames() []string {
-	var out []string
-	for _, c := range build.ControlPlaneCommands {
-		out = append(out, c.Name)
-	}
-	return out
-}
-
-func variantNames() []string {
-	var out []string
-	for _, v := range matrix.Variants {
-		out = append(out, string(v))
-	}
-	return out
 }

@@ -3,13 +3,10 @@ package cli
 import (
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/checksums"
 )
 
 type controlPlaneFlags struct {
@@ -30,37 +27,16 @@ func newControlPlaneCmd(s Streams, g *globals) *cobra.Command {
 			if err := build.ControlPlaneSupported(m, r); err != nil {
 				return err
 			}
-			p := build.ControlPlanePathsFor(m.OutputDir(), r.Release)
+			o, err := buildOptions(s, m, r, f.sourceZip)
+			if err != nil {
+				return err
+			}
+			t := build.ControlPlaneTarget(cmd.Context(), o)
 			if f.check {
-				return checkControlPlane(cmd, s, p, r.ControlPlaneGitVersion(), r.GitCommit)
+				return checkControlPlane(cmd, s, t, r.ControlPlaneGitVersion(), r.GitCommit)
 			}
-			zip := f.sourceZip
-			if zip != "" {
-				if zip, err = filepath.Abs(zip); err != nil {
-					return err
-				}
-			}
-			start := time.Now()
-			res, err := build.RunControlPlane(cmd.Context(), build.Options{Matrix: m, Release: r, SourceZip: zip, Log: s.Err})
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(m.Root, p.Bin)
-			if res.UpToDate {
-				fmt.Fprintf(s.Err, "%s is up to date\n", rel)
-			} else {
-				printBuilt(s.Err, rel, r.ControlPlaneGitVersion(), start, "", res.Stages)
-			}
-			want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
-			if err != nil {
-				return err
-			}
-			for _, c := range build.ControlPlaneCommands {
-				key, sum := checksums.ControlPlaneKey(r.Release, c.Name), res.SHA256[c.Name]
-				fmt.Fprintf(s.Out, "%s  %s\n", sum, key)
-				want.Note(key, sum, s.Err)
-			}
-			return nil
+			_, err = buildTarget(cmd.Context(), s, o, t, r.ControlPlaneGitVersion(), true)
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&f.release, "release", "", "release whose control plane to build, e.g. 1.9.11")
@@ -69,14 +45,14 @@ func newControlPlaneCmd(s Streams, g *globals) *cobra.Command {
 	return cmd
 }
 
-// checkControlPlane runs each built binary's version command.
-func checkControlPlane(cmd *cobra.Command, s Streams, p build.ControlPlanePaths, version, commit string) error {
-	for _, c := range build.ControlPlaneCommands {
-		bin := p.Binary(c.Name)
+// checkControlPlane runs each built binary's own check (its version).
+func checkControlPlane(cmd *cobra.Command, s Streams, t *build.Target, version, commit string) error {
+	for _, out := range t.Outputs {
+		bin := t.Paths.In(out.Name)
 		if _, err := os.Stat(bin); err != nil {
-			return fmt.Errorf("%s is not built (make control-plane VERSION=...): %w", c.Name, err)
+			return fmt.Errorf("%s is not built (make control-plane VERSION=...): %w", out.Name, err)
 		}
-		if err := build.CheckControlPlaneVersion(cmd.Context(), bin, c.Name, version, commit); err != nil {
+		if err := out.Check(cmd.Context(), bin); err != nil {
 			return err
 		}
 		fmt.Fprintf(s.Out, "ok  %s: %s, commit %s\n", bin, version, commit)

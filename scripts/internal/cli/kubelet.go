@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 type kubeletFlags struct {
@@ -38,37 +38,57 @@ func buildKubelet(ctx context.Context, s Streams, g *globals, f *kubeletFlags) (
 	if err != nil {
 		return nil, err
 	}
-	zip := f.sourceZip
-	if zip != "" {
-		if zip, err = filepath.Abs(zip); err != nil {
-			return nil, err
-		}
-	}
-	start := time.Now()
-	res, err := build.Run(ctx, build.Options{Matrix: m, Release: r, Variant: v, SourceZip: zip, Log: s.Err})
+	o, err := buildOptions(s, m, r, f.sourceZip)
 	if err != nil {
 		return nil, err
 	}
-	rel, _ := filepath.Rel(m.Root, res.Binary)
-	if res.UpToDate {
-		fmt.Fprintf(s.Err, "%s is up to date (sha256 %s)\n", rel, res.SHA256)
-	} else {
-		printBuilt(s.Err, rel, r.GitVersion(v), start, "  sha256 "+res.SHA256+"\n", res.Stages)
-	}
-	want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
-	if err != nil {
-		return nil, err
-	}
-	want.Note(checksums.Key(r.Release, string(v)), res.SHA256, s.Err)
-	return res, nil
+	o.Variant = v
+	return buildTarget(ctx, s, o, build.KubeletTarget(o), r.GitVersion(v), false)
 }
 
-// printBuilt reports a finished build: what, its stamped version, how long,
-// extra lines, and each stage's time.
-func printBuilt(w io.Writer, rel, version string, start time.Time, extra string, stages []build.Timing) {
-	fmt.Fprintf(w, "built %s (%s, %s)\n%s  stages:", rel, version, time.Since(start).Round(100*time.Millisecond), extra)
-	for _, t := range stages {
-		fmt.Fprintf(w, " %s %s", t.Stage, t.Duration)
+// buildOptions is a build of r with its progress on stderr and, when zip
+// is set, that module zip instead of a download.
+func buildOptions(s Streams, m *matrix.Matrix, r *matrix.Release, zip string) (build.Options, error) {
+	if zip != "" {
+		var err error
+		if zip, err = filepath.Abs(zip); err != nil {
+			return build.Options{}, err
+		}
 	}
-	fmt.Fprintln(w)
+	return build.Options{Matrix: m, Release: r, SourceZip: zip, OutputDir: m.OutputDir(), Log: s.Err}, nil
+}
+
+// buildTarget builds t and reports it the same way for every target: up
+// to date or built (stamped version, time, each stage), each output's sum,
+// and whether it matches CHECKSUMS. With list, each output's
+// "<sha256>  <CHECKSUMS key>" line goes to stdout.
+func buildTarget(ctx context.Context, s Streams, o build.Options, t *build.Target, version string, list bool) (*build.Result, error) {
+	start := time.Now()
+	res, err := build.Run(ctx, o, t)
+	if err != nil {
+		return nil, err
+	}
+	want, err := checksums.Load(filepath.Join(o.Matrix.Root, checksums.FileName))
+	if err != nil {
+		return nil, err
+	}
+	rel, _ := filepath.Rel(o.Matrix.Root, t.Paths.Bin)
+	if res.UpToDate {
+		fmt.Fprintf(s.Err, "%s is up to date\n", rel)
+	} else {
+		fmt.Fprintf(s.Err, "built %s (%s, %s)\n  stages:", rel, version, time.Since(start).Round(100*time.Millisecond))
+		for _, st := range res.Stages {
+			fmt.Fprintf(s.Err, " %s %s", st.Stage, st.Duration)
+		}
+		fmt.Fprintln(s.Err)
+	}
+	for _, out := range t.Outputs {
+		key, sum := checksums.KeyOf(o.OutputDir, res.Path(out.Name)), res.SHA256[out.Name]
+		fmt.Fprintf(s.Err, "  %s sha256 %s\n", out.Name, sum)
+		if list {
+			fmt.Fprintf(s.Out, "%s  %s\n", sum, key)
+		}
+		want.Note(key, sum, s.Err)
+	}
+	return res, nil
 }

@@ -26,7 +26,7 @@ func newPackageCmd(s Streams, g *globals) *cobra.Command {
 			}
 			start := time.Now()
 			fmt.Fprintf(s.Err, "==> package: %s %s\n", r.Release, v)
-			res, err := dist.Package(cmd.Context(), dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256, Log: s.Err})
+			res, err := dist.Package(cmd.Context(), dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256["kubelet"], Log: s.Err})
 			if err != nil {
 				return err
 			}

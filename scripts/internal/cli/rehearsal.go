@@ -115,7 +115,7 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
-			fmt.Fprintf(s.Out, "export KUBECONFIG=%s\n", c.Layout.Kubeconfig())
+			fmt.Fprintf(s.Out, "export KUBECONFIG=%s\n", c.Layout.ControlPlane().Kubeconfig())
 			fmt.Fprintf(s.Err, "kubectl: %s\n", c.Kubectl.Bin)
 			return nil
 		},
@@ -160,8 +160,9 @@ func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, 
 	if err != nil {
 		return "", err
 	}
-	if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
+	res, err := build.ControlPlane(ctx, build.Options{Matrix: m, Release: r, Log: s.Err})
+	if err != nil {
 		return "", fmt.Errorf("control plane %s: %w", r.Release, err)
 	}
-	return build.ControlPlanePathsFor(m.OutputDir(), r.Release).Bin, nil
+	return res.Target.Paths.Bin, nil
 }

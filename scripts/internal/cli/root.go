@@ -68,6 +68,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
 		newControlPlaneCmd(s, g),
+		newConformanceSuiteCmd(s, g),
 		newLockCmd(s, g),
 		newChecksumsCmd(s, g, false),
 		newChecksumsCmd(s, g, true),

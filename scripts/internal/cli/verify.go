@@ -51,7 +51,7 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 					continue
 				}
 				what := fmt.Sprintf("release %s control plane (series %v)", r.Release, r.Series.ForControlPlane())
-				if _, err := build.RunControlPlane(ctx, build.Options{Matrix: m, Release: &r, Log: s.Err}); err != nil {
+				if _, err := build.ControlPlane(ctx, build.Options{Matrix: m, Release: &r, Log: s.Err}); err != nil {
 					fail(what, err)
 				} else {
 					fmt.Fprintf(s.Out, "ok   %s\n", what)

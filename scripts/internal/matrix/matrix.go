@@ -126,6 +126,11 @@ type Series struct {
 	// kube-proxy: from the vanilla tree (Build, Defaults) plus this series
 	// of what only those commands need. Never applied to a kubelet.
 	ControlPlane string `json:"controlPlane,omitempty"`
+	// Conformance, when set, lets `make conformance` build upstream's node
+	// conformance suite (test/e2e_node, e2e_node.test) from the control
+	// plane's tree plus this series of harness changes (the specs stay
+	// untouched). Never applied to a kubelet.
+	Conformance string `json:"conformance,omitempty"`
 }
 
 // ForControlPlane returns the series applied, in order, to the control
@@ -141,6 +146,22 @@ func (s Series) ForControlPlane() []string {
 		}
 	}
 	return out
+}
+
+// ForConformance returns the series applied, in order, to the node
+// conformance suite's tree: the control plane's and then Conformance; nil
+// when the release has no conformance build.
+func (s Series) ForConformance() []string {
+	if s.Conformance == "" || s.ControlPlane == "" {
+		return nil
+	}
+	return append(s.ForControlPlane(), s.Conformance)
+}
+
+// ConformanceGitVersion is the node conformance suite's stamped version,
+// e.g. v1.9.11+k19-conformance.
+func (r *Release) ConformanceGitVersion() string {
+	return r.ModuleVersion() + "+" + r.Series.Conformance
 }
 
 // ControlPlaneGitVersion is the control plane's stamped version: the
@@ -258,7 +279,7 @@ func (m *Matrix) SeriesNames() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, r := range m.Releases {
-		for _, name := range append(r.Series.For(Patched), r.Series.ForControlPlane()...) {
+		for _, name := range append(append(r.Series.For(Patched), r.Series.ForControlPlane()...), r.Series.ForConformance()...) {
 			if !seen[name] {
 				seen[name] = true
 				out = append(out, name)
@@ -392,10 +413,13 @@ func (r *Release) validate(root string) error {
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
 	}
+	if r.Series.Conformance != "" && r.Series.ControlPlane == "" {
+		return fieldError("series.conformance", "%q without series.controlPlane: the suite is built from the control plane's tree", r.Series.Conformance)
+	}
 	if len(r.Series.SharedFixes) > 0 && r.Series.Fixes == "" {
 		return fieldError("series.sharedFixes", "%v without series.fixes: shared fixes are laid in only with a release's own", r.Series.SharedFixes)
 	}
-	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane}
+	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane, "series.conformance": r.Series.Conformance}
 	for i, s := range r.Series.SharedFixes {
 		named[fmt.Sprintf("series.sharedFixes[%d]", i)] = s
 	}

@@ -16,6 +16,8 @@ func (s Series) Role(name string) string {
 		return "production fixes"
 	case s.ControlPlane:
 		return "what only the control plane's commands need"
+	case s.Conformance:
+		return "the node conformance harness (e2e_node.test), not linked into kubelet"
 	}
 	for _, shared := range s.SharedFixes {
 		if name == shared {

@@ -103,11 +103,11 @@ func (o Options) args() []string {
 	return args
 }
 
-// Build prepares the release's tree (build.Run: a no-op when up to date)
+// Build prepares the release's tree (build.Kubelet: a no-op when up to date)
 // and compiles the helper in it with the kubelet's own go build flags, so
 // it links what the kubelet links (the stamped hash baseline among them).
 func Build(ctx context.Context, o build.Options) (*Helper, error) {
-	if _, err := build.Run(ctx, o); err != nil {
+	if _, err := build.Kubelet(ctx, o); err != nil {
 		return nil, err
 	}
 	p := build.PathsFor(o.OutputDir, o.Release.Release, o.Variant)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/controlplane"
 	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -72,7 +73,7 @@ type nodeState struct {
 // Cluster is a running rehearsal cluster.
 type Cluster struct {
 	Layout  Layout
-	CP      *ControlPlane
+	CP      *controlplane.ControlPlane
 	Kubectl Kubectl
 	Nodes   []*nodes.Node
 	From    *matrix.Release
@@ -102,11 +103,11 @@ func (l Layout) engineScript(ctx context.Context, script string, nw Network, log
 
 // kubeletFor builds (or reuses) a release's kubelet and returns its path.
 func kubeletFor(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, log io.Writer) (string, error) {
-	res, err := build.Run(ctx, build.Options{Matrix: m, Release: r, Variant: v, OutputDir: m.OutputDir(), Log: log})
+	res, err := build.Kubelet(ctx, build.Options{Matrix: m, Release: r, Variant: v, Log: log})
 	if err != nil {
 		return "", fmt.Errorf("kubelet %s %s: %w", r.Release, v, err)
 	}
-	return res.Binary, nil
+	return res.Path("kubelet"), nil
 }
 
 // Up brings a cluster up, or reuses the running one if it was brought up
@@ -123,8 +124,8 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}
 	c := &Cluster{
 		Layout: l, From: o.From, log: log, Timings: map[string]time.Duration{},
-		CP:      &ControlPlane{Layout: l, BinDir: o.ControlPlaneBin, Address: addr, Log: log},
-		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.Kubeconfig()},
+		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), BinDir: o.ControlPlaneBin, Address: addr, Log: log},
+		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.ControlPlane().Kubeconfig()},
 	}
 	step := func(name string, f func() error) error {
 		start := time.Now()
@@ -156,7 +157,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	if err := step("control plane", func() (err error) {
-		if c.CP.Etcd, err = EnsureEtcd(ctx, l.Cache(), log); err != nil {
+		if c.CP.Etcd, err = controlplane.EnsureEtcd(ctx, l.Cache(), log); err != nil {
 			return err
 		}
 		if err := c.CP.WritePKI(); err != nil {
@@ -349,7 +350,7 @@ func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.W
 			errs = append(errs, err)
 		}
 	}
-	cp := &ControlPlane{Layout: l}
+	cp := &controlplane.ControlPlane{Layout: l.ControlPlane()}
 	if stopped, err := cp.Stop(); err != nil {
 		errs = append(errs, err)
 	} else if len(stopped) > 0 {
@@ -361,7 +362,7 @@ func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.W
 		}
 	}
 	if len(errs) == 0 {
-		for _, d := range []string{l.EtcdData(), l.PKI(), filepath.Join(l.Dir, "nodes"), filepath.Join(l.Dir, "run"), filepath.Join(l.Dir, "state.json"), l.Kubeconfig()} {
+		for _, d := range []string{l.ControlPlane().EtcdData(), l.ControlPlane().PKI(), filepath.Join(l.Dir, "nodes"), filepath.Join(l.Dir, "run"), filepath.Join(l.Dir, "state.json"), l.ControlPlane().Kubeconfig()} {
 			if err := fsutil.RemoveAll(d); err != nil {
 				errs = append(errs, err)
 			}

@@ -8,7 +8,11 @@
 // from the API and the nodes' engines and judged against the preflight.
 package rehearsal
 
-import "path/filepath"
+import (
+	"path/filepath"
+
+	"kubelet-toolchain/scripts/internal/controlplane"
+)
 
 // Layout is where a rehearsal keeps everything: all of it under Dir, so
 // rehearsal-down knows what is ours.
@@ -26,10 +30,6 @@ func NewLayout(root string) Layout {
 	return Layout{Root: abs, Dir: filepath.Join(abs, "_output", "rehearsal")}
 }
 
-func (l Layout) PKI() string        { return filepath.Join(l.Dir, "pki") }
-func (l Layout) EtcdData() string   { return filepath.Join(l.Dir, "etcd") }
-func (l Layout) Logs() string       { return filepath.Join(l.Dir, "logs") }
-func (l Layout) Kubeconfig() string { return filepath.Join(l.Dir, "kubeconfig") }
 func (l Layout) Engine() string     { return filepath.Join(l.Dir, "engine") }
 func (l Layout) Cache() string      { return filepath.Join(l.Root, "_output", "cache") }
 func (l Layout) Report() string     { return filepath.Join(l.Dir, "report.json") }
@@ -37,3 +37,6 @@ func (l Layout) JUnit() string      { return filepath.Join(l.Dir, "junit.xml") }
 
 // NodeConfig is the directory of a node's credentials and kubeconfigs.
 func (l Layout) NodeConfig(node string) string { return filepath.Join(l.Dir, "nodes", node) }
+
+// ControlPlane is where the rehearsal's control plane keeps its state.
+func (l Layout) ControlPlane() controlplane.Layout { return controlplane.Layout{Dir: l.Dir} }

@@ -1,4 +1,4 @@
-package rehearsal
+package controlplane
 
 import (
 	"crypto/x509"

@@ -1,4 +1,10 @@
-package rehearsal
+// Package controlplane runs a Kubernetes control plane on the machine for
+// whatever needs an API server: Debian's etcd, and kube-apiserver,
+// kube-controller-manager and kube-scheduler built by the toolchain, as
+// daemons of ours with client-certificate TLS from a CA of their own. Its
+// state lives under one directory (Layout), so stopping it touches nothing
+// else.
+package controlplane
 
 import (
 	"context"
@@ -32,6 +38,16 @@ const (
 	ClusterCIDR         = "10.244.0.0/16"
 	kubernetesServiceIP = "10.96.0.1"
 )
+
+// Layout is where a control plane keeps its state: all of it under Dir,
+// so stopping and removing it touches nothing else.
+type Layout struct{ Dir string }
+
+func (l Layout) PKI() string        { return filepath.Join(l.Dir, "pki") }
+func (l Layout) EtcdData() string   { return filepath.Join(l.Dir, "etcd") }
+func (l Layout) Logs() string       { return filepath.Join(l.Dir, "logs") }
+func (l Layout) Run() string        { return filepath.Join(l.Dir, "run") }
+func (l Layout) Kubeconfig() string { return filepath.Join(l.Dir, "kubeconfig") }
 
 // ControlPlane is etcd, kube-apiserver, kube-controller-manager and
 // kube-scheduler, run as daemons of ours on the machine.
@@ -161,7 +177,7 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
 			"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
 			"--kubelet-preferred-address-types=InternalIP",
-			"--cert-dir=" + filepath.Join(cp.Layout.Dir, "run", "apiserver-certs"),
+			"--cert-dir=" + filepath.Join(cp.Layout.Run(), "apiserver-certs"),
 			"--v=1",
 		},
 		health: cp.Server() + "/healthz",
@@ -190,13 +206,13 @@ func (cp *ControlPlane) daemons() []daemon {
 }
 
 func (cp *ControlPlane) pidFile(name string) string {
-	return filepath.Join(cp.Layout.Dir, "run", name+".pid")
+	return filepath.Join(cp.Layout.Run(), name+".pid")
 }
 
 // Start starts every component not already running (ours, by pid file and
 // command line) and waits until each answers its health check.
 func (cp *ControlPlane) Start(ctx context.Context) error {
-	if err := os.MkdirAll(filepath.Join(cp.Layout.Dir, "run"), 0o755); err != nil {
+	if err := os.MkdirAll(cp.Layout.Run(), 0o755); err != nil {
 		return err
 	}
 	client, err := cp.httpClient()

@@ -1,4 +1,6 @@
-package build
+// Package bench measures the toolchain: builds (make bench-build) and
+// the container hash helper (make bench-hash).
+package bench
 
 import (
 	"context"
@@ -10,14 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 )
 
-// BenchResult is what Bench measured.
-type BenchResult struct {
+// BuildResult is what Build measured.
+type BuildResult struct {
 	Release *matrix.Release
 	Variant matrix.Variant
 	// Cold is the first build with empty caches, Stages its split.
@@ -33,14 +36,14 @@ type BenchResult struct {
 	Rebuild, Bare time.Duration
 }
 
-// Bench builds o's release from nothing into o.OutputDir (removed first)
+// Build builds o's release from nothing into o.OutputDir (removed first)
 // with its own empty module and build caches, then measures a warm no-op,
 // then a toolchain rebuild after one patched file changed against a bare
 // go build of the same prepared tree after the same kind of change.
 //
 // The caches are set in the process environment (every go command the
 // build runs inherits them) and the module cache is removed at the end.
-func Bench(ctx context.Context, o Options) (*BenchResult, error) {
+func Build(ctx context.Context, o build.Options) (*BuildResult, error) {
 	r, v := o.Release, o.Variant
 	if err := fsutil.RemoveAll(o.OutputDir); err != nil {
 		return nil, err
@@ -51,10 +54,10 @@ func Bench(ctx context.Context, o Options) (*BenchResult, error) {
 		}
 	}
 	defer execx.Run(context.WithoutCancel(ctx), execx.Cmd{Name: "go", Args: []string{"clean", "-modcache"}})
-	res := &BenchResult{Release: r, Variant: v, Stages: map[string]time.Duration{}}
-	timed := func(d *time.Duration) (*Result, error) {
+	res := &BuildResult{Release: r, Variant: v, Stages: map[string]time.Duration{}}
+	timed := func(d *time.Duration) (*build.Result, error) {
 		start := time.Now()
-		built, err := Run(ctx, o)
+		built, err := build.Kubelet(ctx, o)
 		*d = time.Since(start)
 		return built, err
 	}
@@ -65,7 +68,7 @@ func Bench(ctx context.Context, o Options) (*BenchResult, error) {
 	for _, t := range cold.Stages {
 		res.Stages[t.Stage] = t.Duration
 	}
-	res.SHA256 = cold.SHA256
+	res.SHA256 = cold.SHA256["kubelet"]
 	if noop, err := timed(&res.NoOp); err != nil {
 		return nil, err
 	} else if !noop.UpToDate {
@@ -73,7 +76,7 @@ func Bench(ctx context.Context, o Options) (*BenchResult, error) {
 	}
 
 	// One file a patch of this variant touches, edited as a developer would.
-	p := PathsFor(o.OutputDir, r.Release, v)
+	p := build.PathsFor(o.OutputDir, r.Release, v)
 	file, err := patchedFile(o.Matrix.Root, r, v, p.Tree)
 	if err != nil {
 		return nil, err
@@ -96,9 +99,9 @@ func Bench(ctx context.Context, o Options) (*BenchResult, error) {
 	if err := edit(2); err != nil {
 		return nil, err
 	}
-	args, env := CompileCommand(r, v, p)
+	args, env := build.CompileCommand(r, v, p)
 	start := time.Now()
-	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(args, "-o", filepath.Join(o.OutputDir, "bare-kubelet"), KubeletPackage(r)), Dir: BuildDir(r, p), Env: env}); err != nil {
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(args, "-o", filepath.Join(o.OutputDir, "bare-kubelet"), build.KubeletPackage(r)), Dir: build.BuildDir(r, p), Env: env}); err != nil {
 		return nil, err
 	}
 	res.Bare = time.Since(start)
@@ -111,7 +114,7 @@ func Bench(ctx context.Context, o Options) (*BenchResult, error) {
 }
 
 // Write prints the report.
-func (b *BenchResult) Write(w io.Writer) {
+func (b *BuildResult) Write(w io.Writer) {
 	fmt.Fprintf(w, "bench-build %s %s (%s)\n", b.Release.Release, b.Variant, b.Release.GitVersion(b.Variant))
 	fmt.Fprintf(w, "  cold build (empty module and build caches): %s\n", b.Cold.Round(100*time.Millisecond))
 	for _, s := range []struct{ label, stage string }{{"fetch", "fetch"}, {"restore", "restore"}, {"patch", "patch"}, {"compile+link", "compile"}, {"checksum", "checksum"}} {

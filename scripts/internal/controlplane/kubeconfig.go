@@ -1,4 +1,4 @@
-package rehearsal
+package controlplane
 
 import (
 	"sigs.k8s.io/yaml"

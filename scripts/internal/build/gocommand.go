@@ -1,0 +1,74 @@
+package build
+
+import (
+	"fmt"
+	"strings"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+// compileCommand is the go build line every target shares: reproducible
+// (-trimpath, empty build id, the pinned build date), stamped the way
+// hack/lib/version.sh stamps with vars, plus extra -ldflags.
+func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn bool, gopath string) (args, env []string) {
+	var ldflags []string
+	for _, pkg := range versionPackages(r) {
+		for _, kv := range vars {
+			ldflags = append(ldflags, fmt.Sprintf("-X '%s.%s=%s'", pkg, kv[0], kv[1]))
+		}
+	}
+	ldflags = append(ldflags, extra...)
+	args = []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid= " + strings.Join(ldflags, " ")}
+	cgo := "0"
+	if cgoOn {
+		cgo = "1"
+	}
+	env = []string{"GOTOOLCHAIN=" + r.Go, "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=" + cgo, "GOWORK=off",
+		fmt.Sprintf("SOURCE_DATE_EPOCH=%d", r.BuildDate.Unix())}
+	if r.Era == matrix.EraModules {
+		env = append(env, "GO111MODULE=on", "GOFLAGS=-mod=vendor")
+	} else {
+		env = append(env, "GO111MODULE=off", "GOFLAGS=", "GOPATH="+gopath)
+	}
+	return args, env
+}
+
+// goDir is where go runs for a tree: the module root, or the GOPATH.
+func goDir(r *matrix.Release, p Paths) string {
+	if r.Era == matrix.EraModules {
+		return p.Tree
+	}
+	return p.GOPATH
+}
+
+// goPackage names a package of the tree as go sees it in the release's era.
+func goPackage(r *matrix.Release, rel string) string {
+	if r.Era == matrix.EraModules {
+		return "./" + rel
+	}
+	return "k8s.io/kubernetes/" + rel
+}
+
+// versionPackages are the packages hack/lib/version.sh stamps, as import
+// paths the linker sees in this era.
+func versionPackages(r *matrix.Release) []string {
+	if r.Era == matrix.EraModules {
+		return []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"}
+	}
+	return []string{"k8s.io/kubernetes/pkg/version", "k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version"}
+}
+
+// VersionVars are the stamped key/value pairs of a kubelet variant.
+func VersionVars(r *matrix.Release, v matrix.Variant) [][2]string {
+	return versionVars(r, r.GitVersion(v))
+}
+
+func versionVars(r *matrix.Release, gitVersion string) [][2]string {
+	major, minor := r.MajorMinor()
+	vars := [][2]string{{"buildDate", r.BuildDate.UTC().Format("2006-01-02T15:04:05Z")}}
+	if r.GitCommit != "" {
+		// "archive": built from a source archive, not a git checkout.
+		vars = append(vars, [2]string{"gitCommit", r.GitCommit}, [2]string{"gitTreeState", "archive"})
+	}
+	return append(vars, [2]string{"gitVersion", gitVersion}, [2]string{"gitMajor", major}, [2]string{"gitMinor", minor})
+}

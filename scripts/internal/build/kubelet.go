@@ -1,0 +1,65 @@
+package build
+
+import (
+	"context"
+	"fmt"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+// PathsFor returns the kubelet's layout for a release and variant under an
+// output dir: _output/<release>/<variant>/bin/linux/amd64/kubelet, as
+// upstream's build lays it out.
+func PathsFor(output, release string, v matrix.Variant) Paths {
+	p := targetPaths(output, release, string(v), "bin/linux/amd64")
+	p.Binary = p.In("kubelet")
+	return p
+}
+
+// KubeletTarget is the kubelet of o's release and variant.
+func KubeletTarget(o Options) *Target {
+	o = o.withDefaults()
+	r, v := o.Release, o.Variant
+	p := PathsFor(o.OutputDir, r.Release, v)
+	args, env := CompileCommand(r, v, p)
+	return &Target{
+		Name:     string(v),
+		Series:   r.Series.For(v),
+		Paths:    p,
+		SumsFile: "kubelet.sha256",
+		Outputs:  []Output{{Name: "kubelet", GoArgs: args, Package: KubeletPackage(r), Dir: BuildDir(r, p), Env: env}},
+	}
+}
+
+// Kubelet builds the kubelet of o's release and variant.
+func Kubelet(ctx context.Context, o Options) (*Result, error) {
+	return Run(ctx, o, KubeletTarget(o))
+}
+
+// KubeletPackage is cmd/kubelet as go sees it in the release's era.
+func KubeletPackage(r *matrix.Release) string { return goPackage(r, "cmd/kubelet") }
+
+// BuildDir is where go runs for a kubelet tree.
+func BuildDir(r *matrix.Release, p Paths) string { return goDir(r, p) }
+
+// CompileCommand returns the kubelet's go build arguments (without -o and
+// package) and environment: the shared reproducible, stamped line plus
+// the patched variant's baselines.
+func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []string) {
+	var extra []string
+	if v == matrix.Patched && r.HashBaseline != "" {
+		extra = append(extra, fmt.Sprintf("-X '%s=%s'", hashBaselineVar, r.HashBaseline))
+	}
+	if v == matrix.Patched && r.UIDBaseline != "" {
+		extra = append(extra, fmt.Sprintf("-X '%s=%s'", uidBaselineVar, r.UIDBaseline))
+	}
+	return compileCommand(r, versionVars(r, r.GitVersion(v)), extra, r.CGO, p.GOPATH)
+}
+
+// hashBaselineVar selects the baseline of the legacy container hash patch
+// (overlay pkg/kubelet/container/legacyhash); the same path in both eras.
+const hashBaselineVar = "k8s.io/kubernetes/pkg/kubelet/container/legacyhash.baseline"
+
+// uidBaselineVar selects the static pod UID baseline (versions.yaml
+// uidBaseline) of the static pod identity patch (overlay legacy-types).
+const uidBaselineVar = "k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid.baseline"

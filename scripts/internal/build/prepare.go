@@ -1,0 +1,193 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/scripts/internal/restore"
+	"kubelet-toolchain/scripts/internal/source"
+)
+
+// Pristine fetches the release's source into tree (which must not exist)
+// and restores its dependencies, without applying any series: the tree
+// every series applies to, which the RPM's Source0 and the Debian orig
+// tarball carry. It runs a build's own fetch and restore stages.
+func Pristine(ctx context.Context, o Options, tree string) error {
+	o = o.withDefaults()
+	res := &Result{}
+	for _, st := range sourceStages(ctx, o) {
+		if err := stage(o, "pristine", res, st.Name, func() error { return st.Run(tree) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceStages are fetch and restore: the upstream tree with its
+// dependencies, before any series.
+func sourceStages(ctx context.Context, o Options) []Step {
+	r := o.Release
+	return []Step{
+		{"fetch", func(tree string) error {
+			zip, err := source.Zip(ctx, r, o.SourceZip)
+			if err != nil {
+				return err
+			}
+			if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
+				return err
+			}
+			return source.Extract(zip, tree, r)
+		}},
+		{"restore", func(tree string) error {
+			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock()))
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s does not exist yet: run `make lock VERSION=%s` (with KUBE_SOURCE_ZIP=... if the proxy refuses the release)", r.Lock(), r.Release)
+			} else if err != nil {
+				return err
+			}
+			if r.Era == matrix.EraModules {
+				return restore.Modules(ctx, tree, r.Go, l)
+			}
+			return restore.Godeps(ctx, tree, r.Go, l, func(done, total int, what string) {
+				if done == total || done%10 == 0 || done <= 3 {
+					fmt.Fprintf(o.Log, "    [%d/%d] %s\n", done, total, what)
+				}
+			})
+		}},
+	}
+}
+
+// patchStage applies the series in order.
+func patchStage(ctx context.Context, o Options, series []*patch.Series) Step {
+	return Step{"patch", func(tree string) error {
+		for _, s := range series {
+			results, err := s.Apply(ctx, tree)
+			for _, pr := range results {
+				fmt.Fprintf(o.Log, "    applied %s/%s\n", s.Name, pr.Patch)
+				for _, off := range pr.Offsets {
+					fmt.Fprintf(o.Log, "      %s\n", off)
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if s.Overlay != "" {
+				fmt.Fprintf(o.Log, "    overlaid overlay/%s\n", s.Name)
+			}
+		}
+		return nil
+	}}
+}
+
+// prepareTree runs steps on a tree in a temporary gopath next to the final
+// one, writes the prepared marker once every step has passed, and only
+// then renames the temporary gopath into place. A failed step leaves no
+// tree and no marker behind; temporary trees of killed runs go first.
+func prepareTree(o Options, t *Target, fp string, res *Result, steps []Step) error {
+	p := t.Paths
+	cleanStale(p.Dir)
+	tmp, err := os.MkdirTemp(p.Dir, ".gopath.tmp-")
+	if err != nil {
+		return err
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			fsutil.RemoveAll(tmp)
+		}
+	}()
+	for _, st := range steps {
+		if err := stage(o, t.Name, res, st.Name, func() error { return st.Run(treeFrom(tmp)) }); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tmp, preparedMarker), []byte(fp+"\n"), 0o644); err != nil {
+		return err
+	}
+	if err := fsutil.ReplaceDir(tmp, p.GOPATH); err != nil {
+		return err
+	}
+	keep = true
+	return nil
+}
+
+// cleanStale removes temporary trees left by runs that were killed; the
+// caller holds the directory's lock, so none of them is in use.
+func cleanStale(dir string) {
+	old, _ := filepath.Glob(filepath.Join(dir, ".gopath.tmp-*"))
+	for _, d := range old {
+		fsutil.RemoveAll(d)
+	}
+}
+
+// prepareFingerprint hashes everything the prepared tree depends on: the
+// release's entry, the source zip, the lock, every series file and the
+// names of the generate steps.
+func prepareFingerprint(o Options, t *Target, series []*patch.Series) (string, error) {
+	entry, _ := json.Marshal(o.Release)
+	parts := []string{"prepare-v2", string(entry), o.SourceZip}
+	for _, st := range t.Generate {
+		parts = append(parts, "generate="+st.Name)
+	}
+	files := []string{filepath.Join(o.Matrix.Root, o.Release.Lock())}
+	for _, s := range series {
+		f, err := s.Files()
+		if err != nil {
+			return "", err
+		}
+		files = append(files, f...)
+	}
+	for _, f := range files {
+		sum, err := checksums.SHA256(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			sum = "absent" // a missing lock fails in the restore stage
+		} else if err != nil {
+			return "", err
+		}
+		rel, _ := filepath.Rel(o.Matrix.Root, f)
+		parts = append(parts, rel+"="+sum)
+	}
+	return hashStrings(parts...), nil
+}
+
+func hashStrings(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		io.WriteString(h, p)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func markerMatches(path, fp string) bool {
+	data, err := os.ReadFile(path)
+	f := strings.Fields(string(data))
+	return err == nil && len(f) > 0 && f[0] == fp
+}
+
+// loadSeries loads the named patch series of a release, in order.
+func loadSeries(root string, r *matrix.Release, names []string) ([]*patch.Series, error) {
+	var series []*patch.Series
+	for _, name := range names {
+		s, err := patch.Load(root, name)
+		if err != nil {
+			return nil, fmt.Errorf("release %s: %w", r.Release, err)
+		}
+		series = append(series, s)
+	}
+	return series, nil
+}

@@ -30,10 +30,10 @@ func NewLayout(root string) Layout {
 	return Layout{Root: abs, Dir: filepath.Join(abs, "_output", "rehearsal")}
 }
 
-func (l Layout) Engine() string     { return filepath.Join(l.Dir, "engine") }
-func (l Layout) Cache() string      { return filepath.Join(l.Root, "_output", "cache") }
-func (l Layout) Report() string     { return filepath.Join(l.Dir, "report.json") }
-func (l Layout) JUnit() string      { return filepath.Join(l.Dir, "junit.xml") }
+func (l Layout) Engine() string { return filepath.Join(l.Dir, "engine") }
+func (l Layout) Cache() string  { return filepath.Join(l.Root, "_output", "cache") }
+func (l Layout) Report() string { return filepath.Join(l.Dir, "report.json") }
+func (l Layout) JUnit() string  { return filepath.Join(l.Dir, "junit.xml") }
 
 // NodeConfig is the directory of a node's credentials and kubeconfigs.
 func (l Layout) NodeConfig(node string) string { return filepath.Join(l.Dir, "nodes", node) }

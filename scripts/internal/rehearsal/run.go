@@ -17,6 +17,7 @@ import (
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/verdict"
 )
 
 //go:embed workloads/*.yaml
@@ -45,7 +46,7 @@ type Options struct {
 // every node's kubelet FROM -> TO -> FROM -> TO in turn, and reports what
 // happened to every pod. The error is for a rehearsal that could not be
 // carried out; the report holds the verdict.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 	c, err := Up(ctx, o.UpOptions)
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	started := time.Now()
-	rep := &Report{From: o.From.Release, To: o.To.Release, Variant: string(o.Variant), Started: started.UTC().Format(time.RFC3339)}
+	rep := &verdict.Report{From: o.From.Release, To: o.To.Release, Variant: string(o.Variant), Started: started.UTC().Format(time.RFC3339)}
 	if v, err := c.Kubectl.Run(ctx, "version", "-o", "json"); err == nil {
 		var ver struct {
 			ServerVersion struct{ GitVersion string } `json:"serverVersion"`
@@ -112,10 +113,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	// The preflight's verdicts, from each node as FROM left it.
-	pred := &predictor{Matrix: o.Matrix, From: o.From, To: o.To, Variant: o.Variant, Log: o.Log, Dir: filepath.Join(c.Layout.Dir, "preflight")}
-	predicted := Prediction{}
+	pred := &verdict.Predictor{Matrix: o.Matrix, From: o.From, To: o.To, Variant: o.Variant, Log: o.Log, Dir: filepath.Join(c.Layout.Dir, "preflight")}
+	predicted := verdict.Prediction{}
 	for _, n := range c.Nodes {
-		p, err := pred.predict(ctx, n.Name, "unix://"+n.DockerSocket(), raw, n.ManifestDir(), nodes.NodeManifestDir)
+		p, err := pred.Predict(ctx, n.Name, "unix://"+n.DockerSocket(), raw, n.ManifestDir(), nodes.NodeManifestDir)
 		if err != nil {
 			return nil, err
 		}
@@ -126,12 +127,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 	// Watch the workloads while the kubelets are switched.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	prober := &Prober{Targets: c.probeTargets(), Interval: 250 * time.Millisecond, Log: log}
-	modes := prober.modes(ctx)
-	ready := &readiness{kubectl: c.Kubectl, baseline: baseline, interval: 2 * time.Second}
+	prober := &verdict.Prober{Targets: c.probeTargets(), Interval: 250 * time.Millisecond, Log: log}
+	modes := prober.Modes(ctx)
+	ready := &verdict.Readiness{Pods: c.Kubectl.Pods, Baseline: baseline, Interval: 2 * time.Second}
 	done := make(chan struct{}, 2)
 	go func() { prober.Run(watchCtx, modes); done <- struct{}{} }()
-	go func() { ready.run(watchCtx); done <- struct{}{} }()
+	go func() { ready.Run(watchCtx); done <- struct{}{} }()
 
 	kubelets := map[string]string{o.From.Release + "/vanilla": fromKubelet, o.To.Release + "/" + string(o.Variant): toKubelet}
 	plan := []struct {
@@ -140,7 +141,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}{{o.To, o.Variant}, {o.From, matrix.Vanilla}, {o.To, o.Variant}}
 	var switchErr error
 	for _, n := range c.Nodes {
-		nr := NodeReport{Name: n.Name}
+		nr := verdict.NodeReport{Name: n.Name}
 		if v, err := c.kubeletVersion(ctx, n.Name); err == nil {
 			nr.Kubelets = append(nr.Kubelets, v)
 		}
@@ -158,8 +159,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if err := c.waitPodsReady(ctx, n.Name, 3*time.Minute); err != nil {
 				log("node %s: %v", n.Name, err)
 			}
-			nr.SwitchSeconds = append(nr.SwitchSeconds, since(t))
-			log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, since(t), o.Settle)
+			nr.SwitchSeconds = append(nr.SwitchSeconds, verdict.Since(t))
+			log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, verdict.Since(t), o.Settle)
 			time.Sleep(o.Settle)
 			v, err := c.kubeletVersion(ctx, n.Name)
 			if err != nil {
@@ -184,31 +185,31 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	churn := map[string]*podChurn{}
+	churn := map[string]*verdict.PodChurn{}
 	for _, r := range recorders {
 		evs, err := r.Stop()
 		if err != nil {
 			return nil, err
 		}
-		for uid, ch := range churnByPod(evs) {
+		for uid, ch := range verdict.ChurnByPod(evs) {
 			churn[uid] = ch
 		}
 	}
 	recorders = nil
-	notReady, notReadySum := ready.seconds()
-	for _, key := range sortedKeys(baseline) {
+	notReady, notReadySum := ready.Seconds()
+	for _, key := range verdict.SortedKeys(baseline) {
 		b := baseline[key]
-		var now *PodState
+		var now *verdict.PodState
 		if f, ok := final[key]; ok {
 			now = &f
 		}
-		j := Judge(b, now, churn[b.UID])
-		pr := PodReport{Namespace: b.Namespace, Name: b.Name, Node: b.Node, UID: b.UID, Outcome: j.Outcome, Restarts: j.Restarts, Detail: j.Why}
+		j := verdict.Judge(b, now, churn[b.UID])
+		pr := verdict.PodReport{Namespace: b.Namespace, Name: b.Name, Node: b.Node, UID: b.UID, Outcome: j.Outcome, Restarts: j.Restarts, Detail: j.Why}
 		switch pr.Predicted = predicted[key]; {
 		case pr.Predicted != "":
 		case b.Completed():
 			// Nothing of it runs: a switch has nothing to recreate.
-			pr.Predicted = Kept
+			pr.Predicted = verdict.Kept
 		default:
 			pr.Predicted = "unknown"
 		}
@@ -221,7 +222,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, f := range failures {
 		log("prober: %s", f)
 	}
-	rep.Seconds = since(started)
+	rep.Seconds = verdict.Since(started)
 	rep.Finish()
 	return rep, nil
 }
@@ -271,7 +272,7 @@ func writeEmbedded(fsys embed.FS, sub, dir string) error {
 // probeTargets: every Service port (NodePort ones on every node, the
 // others by cluster IP from inside the first node, where kube-proxy's
 // rules are) and the host ports of the pods, on their nodes.
-func (c *Cluster) probeTargets() []Target {
+func (c *Cluster) probeTargets() []verdict.Target {
 	out, err := c.Kubectl.Run(context.Background(), "get", "services,pods", "--all-namespaces", "-o", "json")
 	if err != nil {
 		return nil
@@ -308,7 +309,7 @@ func (c *Cluster) probeTargets() []Target {
 		ips[n.Name] = n.IP()
 	}
 	tcp := func(p string) bool { return p == "" || p == "TCP" }
-	var targets []Target
+	var targets []verdict.Target
 	for _, it := range list.Items {
 		switch it.Kind {
 		case "Service":
@@ -321,18 +322,18 @@ func (c *Cluster) probeTargets() []Target {
 				}
 				if p.NodePort > 0 {
 					for _, n := range c.Nodes {
-						targets = append(targets, Target{Addr: net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort))})
+						targets = append(targets, verdict.Target{Addr: net.JoinHostPort(n.IP(), strconv.Itoa(p.NodePort))})
 					}
 				}
 				if ip := net.ParseIP(it.Spec.ClusterIP); ip != nil {
-					targets = append(targets, Target{Addr: net.JoinHostPort(it.Spec.ClusterIP, strconv.Itoa(p.Port)), Via: c.Nodes[0]})
+					targets = append(targets, verdict.Target{Addr: net.JoinHostPort(it.Spec.ClusterIP, strconv.Itoa(p.Port)), Via: c.Nodes[0]})
 				}
 			}
 		case "Pod":
 			for _, ct := range it.Spec.Containers {
 				for _, p := range ct.Ports {
 					if p.HostPort > 0 && tcp(p.Protocol) && ips[it.Spec.NodeName] != "" {
-						targets = append(targets, Target{Addr: net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort))})
+						targets = append(targets, verdict.Target{Addr: net.JoinHostPort(ips[it.Spec.NodeName], strconv.Itoa(p.HostPort))})
 					}
 				}
 			}
@@ -428,7 +429,7 @@ func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.D
 			return false, err.Error()
 		}
 		var waiting []string
-		for _, k := range sortedKeys(pods) {
+		for _, k := range verdict.SortedKeys(pods) {
 			p := pods[k]
 			if (node == "" || p.Node == node) && !p.Ready && !p.Completed() {
 				waiting = append(waiting, fmt.Sprintf("%s (%s on %q)", k, p.Phase, p.Node))

@@ -1,4 +1,4 @@
-package rehearsal
+package verdict
 
 import (
 	"encoding/json"
@@ -192,7 +192,7 @@ func (r *Report) WriteJUnit(path string) error {
 	return fsutil.WriteFileAtomic(path, append([]byte(xml.Header), b...), 0o644)
 }
 
-// since is seconds since t, rounded to 0.1.
-func since(t time.Time) float64 {
+// Since is seconds since t, rounded to 0.1.
+func Since(t time.Time) float64 {
 	return float64(time.Since(t).Round(100*time.Millisecond)) / float64(time.Second)
 }

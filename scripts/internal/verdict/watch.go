@@ -1,4 +1,4 @@
-package rehearsal
+package verdict
 
 import (
 	"context"
@@ -44,15 +44,15 @@ func (t Target) String() string {
 	return t.Addr
 }
 
-// probeFunc sends one request to a target.
-type probeFunc func(ctx context.Context) error
+// ProbeFunc sends one request to a target.
+type ProbeFunc func(ctx context.Context) error
 
-// modes decides, before the switches, how each target is probed; targets
+// Modes decides, before the switches, how each target is probed; targets
 // nothing answers on are left out (with a line in the log): their
 // workload was not serving before the switch either.
-func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
+func (p *Prober) Modes(ctx context.Context) map[string]ProbeFunc {
 	client := &http.Client{Timeout: 2 * time.Second}
-	out := map[string]probeFunc{}
+	out := map[string]ProbeFunc{}
 	for _, t := range p.Targets {
 		t := t
 		if t.Via != nil {
@@ -89,12 +89,12 @@ func (p *Prober) modes(ctx context.Context) map[string]probeFunc {
 }
 
 // Run probes until ctx ends.
-func (p *Prober) Run(ctx context.Context, modes map[string]probeFunc) {
+func (p *Prober) Run(ctx context.Context, modes map[string]ProbeFunc) {
 	p.failures, p.first = map[string]int{}, map[string]string{}
 	var wg sync.WaitGroup
 	for t, probe := range modes {
 		wg.Add(1)
-		go func(t string, probe probeFunc) {
+		go func(t string, probe ProbeFunc) {
 			defer wg.Done()
 			tick := time.NewTicker(p.Interval)
 			defer tick.Stop()
@@ -153,28 +153,30 @@ func (p *Prober) Counts() (requests, failed int, detail []string) {
 	return p.requests, failed, detail
 }
 
-// readiness samples the pods' Ready condition from the API and sums the
+// Readiness samples the pods' Ready condition from the API and sums the
 // seconds each pod of the baseline was seen not Ready.
-type readiness struct {
-	kubectl  Kubectl
-	baseline map[string]PodState
-	interval time.Duration
+type Readiness struct {
+	// Pods lists the cluster's pods (as the rehearsal's kubectl does).
+	Pods     func(ctx context.Context) (map[string]PodState, []byte, error)
+	Baseline map[string]PodState
+	Interval time.Duration
 
 	mu       sync.Mutex
 	notReady map[string]float64
 	errors   int
 }
 
-func (r *readiness) run(ctx context.Context) {
+// Run samples until ctx is done.
+func (r *Readiness) Run(ctx context.Context) {
 	r.notReady = map[string]float64{}
 	last := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(r.interval):
+		case <-time.After(r.Interval):
 		}
-		pods, _, err := r.kubectl.Pods(ctx)
+		pods, _, err := r.Pods(ctx)
 		now := time.Now()
 		dt := now.Sub(last).Seconds()
 		last = now
@@ -184,7 +186,7 @@ func (r *readiness) run(ctx context.Context) {
 				r.errors++
 			}
 		} else {
-			for key, b := range r.baseline {
+			for key, b := range r.Baseline {
 				if b.Completed() {
 					continue
 				}
@@ -197,8 +199,8 @@ func (r *readiness) run(ctx context.Context) {
 	}
 }
 
-// seconds returns the per-pod not-Ready seconds and their sum.
-func (r *readiness) seconds() (map[string]float64, float64) {
+// Seconds returns the per-pod not-Ready seconds and their sum.
+func (r *Readiness) Seconds() (map[string]float64, float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	sum := 0.0

@@ -1,4 +1,4 @@
-package rehearsal
+package verdict
 
 import (
 	"context"
@@ -18,10 +18,10 @@ import (
 // would refuse the pod.
 type Prediction map[string]string
 
-// predictor runs the toolchain's preflight against one node before its
+// Predictor runs the toolchain's preflight against one node before its
 // first switch, in node mode: the hashes its engine's containers really
 // carry, judged by TO's helpers.
-type predictor struct {
+type Predictor struct {
 	Matrix   *matrix.Matrix
 	From, To *matrix.Release
 	Variant  matrix.Variant
@@ -30,10 +30,10 @@ type predictor struct {
 	Dir string
 }
 
-// predict returns the verdicts for the pods the API places on node (its
+// Predict returns the verdicts for the pods the API places on node (its
 // engine at endpoint) and for its static pods (manifests, a host copy of
 // the node's --pod-manifest-path, which is manifestPath on the node).
-func (p *predictor) predict(ctx context.Context, node, endpoint string, podList []byte, manifests, manifestPath string) (Prediction, error) {
+func (p *Predictor) Predict(ctx context.Context, node, endpoint string, podList []byte, manifests, manifestPath string) (Prediction, error) {
 	apiFile := filepath.Join(p.Dir, node+"-pods.json")
 	n, err := nodePods(podList, node, apiFile)
 	if err != nil {

@@ -1,4 +1,4 @@
-package rehearsal
+package verdict
 
 import (
 	"fmt"
@@ -42,8 +42,8 @@ const (
 	labelDockerType    = "io.kubernetes.docker.type" // podsandbox or container
 )
 
-// podChurn is what the engine did to one pod's containers.
-type podChurn struct {
+// PodChurn is what the engine did to one pod's containers.
+type PodChurn struct {
 	// killed: containers (by ID) that got a kill before they died: the
 	// kubelet stopped them. died: containers that died without one.
 	killed, died map[string]bool
@@ -53,9 +53,9 @@ type podChurn struct {
 	created        map[string]int
 }
 
-// churnByPod groups engine events by pod UID.
-func churnByPod(evs []nodes.Event) map[string]*podChurn {
-	out := map[string]*podChurn{}
+// ChurnByPod groups engine events by pod UID.
+func ChurnByPod(evs []nodes.Event) map[string]*PodChurn {
+	out := map[string]*PodChurn{}
 	for _, e := range evs {
 		a := e.Attributes
 		uid := a[labelPodUID]
@@ -64,7 +64,7 @@ func churnByPod(evs []nodes.Event) map[string]*podChurn {
 		}
 		c := out[uid]
 		if c == nil {
-			c = &podChurn{killed: map[string]bool{}, died: map[string]bool{}, created: map[string]int{}}
+			c = &PodChurn{killed: map[string]bool{}, died: map[string]bool{}, created: map[string]int{}}
 			out[uid] = c
 		}
 		switch e.Action {
@@ -97,7 +97,7 @@ type Judgement struct {
 
 // Judge compares a pod of the baseline with the same pod now (absent when
 // it is gone) and what the node's engine did to it meanwhile.
-func Judge(before PodState, now *PodState, churn *podChurn) Judgement {
+func Judge(before PodState, now *PodState, churn *PodChurn) Judgement {
 	if now == nil {
 		return Judgement{Outcome: Replaced, Why: "pod gone"}
 	}

@@ -1,4 +1,4 @@
-package rehearsal
+package verdict
 
 import (
 	"testing"
@@ -47,7 +47,7 @@ func TestJudge(t *testing.T) {
 		{"new id, no events seen", ptr(pod("u1", "new", 1)), nil, Recreated, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := Judge(pod("u1", "old", 0), tc.now, churnByPod(tc.events)["u1"])
+			j := Judge(pod("u1", "old", 0), tc.now, ChurnByPod(tc.events)["u1"])
 			if j.Outcome != tc.want || j.Restarts != tc.rs {
 				t.Fatalf("Judge = %s, %d restarts (%s); want %s, %d", j.Outcome, j.Restarts, j.Why, tc.want, tc.rs)
 			}

@@ -1,0 +1,118 @@
+package verdict
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
+
+// PodState is what the API says of one pod at one moment.
+type PodState struct {
+	Namespace, Name, UID, Node string
+	// Owner is kind/name of the controller, "" for a bare pod; Mirror is
+	// set for a static pod's mirror (its UID is the static pod's).
+	Owner  string
+	Mirror bool
+	Ready  bool
+	Phase  string
+	// Containers by name (init containers are not compared: they ran once).
+	Containers map[string]ContainerState
+}
+
+// ContainerState is one entry of status.containerStatuses.
+type ContainerState struct {
+	ID           string // docker://<id>, "" while not created
+	RestartCount int
+	Ready        bool
+}
+
+// Completed says the pod ran to its end (a Job's): nothing of it runs,
+// and it is never Ready.
+func (p PodState) Completed() bool { return p.Phase == "Succeeded" || p.Phase == "Failed" }
+
+// Key names a pod within the cluster.
+func (p PodState) Key() string { return p.Namespace + "/" + p.Name }
+
+// apiPod is the part of a v1.Pod the rehearsal reads.
+type apiPod struct {
+	Metadata struct {
+		Namespace       string            `json:"namespace"`
+		Name            string            `json:"name"`
+		UID             string            `json:"uid"`
+		Annotations     map[string]string `json:"annotations"`
+		OwnerReferences []struct {
+			Kind       string `json:"kind"`
+			Name       string `json:"name"`
+			Controller *bool  `json:"controller"`
+		} `json:"ownerReferences"`
+		DeletionTimestamp *string `json:"deletionTimestamp"`
+	} `json:"metadata"`
+	Spec struct {
+		NodeName string `json:"nodeName"`
+	} `json:"spec"`
+	Status struct {
+		Phase      string `json:"phase"`
+		Conditions []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+		ContainerStatuses []struct {
+			Name         string `json:"name"`
+			ContainerID  string `json:"containerID"`
+			RestartCount int    `json:"restartCount"`
+			Ready        bool   `json:"ready"`
+		} `json:"containerStatuses"`
+	} `json:"status"`
+}
+
+// ParsePods reads a `kubectl get pods -o json` list: every pod except
+// those being deleted, by key.
+func ParsePods(raw []byte) (map[string]PodState, error) {
+	var list struct {
+		Items []apiPod `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("reading kubectl's pod list: %w", err)
+	}
+	out := map[string]PodState{}
+	for _, p := range list.Items {
+		if p.Metadata.DeletionTimestamp != nil {
+			continue
+		}
+		s := PodState{
+			Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, UID: p.Metadata.UID,
+			Node: p.Spec.NodeName, Phase: p.Status.Phase, Containers: map[string]ContainerState{},
+		}
+		_, s.Mirror = p.Metadata.Annotations["kubernetes.io/config.mirror"]
+		if s.Mirror {
+			// The mirror pod's own UID is the API server's; the static
+			// pod's (the one the kubelet runs it under) is the annotation.
+			s.UID = p.Metadata.Annotations["kubernetes.io/config.mirror"]
+		}
+		for _, o := range p.Metadata.OwnerReferences {
+			if o.Controller != nil && *o.Controller {
+				s.Owner = o.Kind + "/" + o.Name
+			}
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == "Ready" {
+				s.Ready = c.Status == "True"
+			}
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			s.Containers[c.Name] = ContainerState{ID: c.ContainerID, RestartCount: c.RestartCount, Ready: c.Ready}
+		}
+		out[s.Key()] = s
+	}
+	return out, nil
+}
+
+// SortedKeys returns the keys of pods in order.
+func SortedKeys(pods map[string]PodState) []string {
+	keys := make([]string, 0, len(pods))
+	for k := range pods {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

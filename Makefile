@@ -81,6 +81,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	cd scripts && go test ./...
+	cd tools && go test ./...
+	cd e2e && go test ./dockerproxy
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
@@ -92,7 +94,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
-	scripts/engine-up.sh
+	tools/engine-up.sh
 	scripts/e2e.sh tls
 	$(MAKE) --no-print-directory verify-checksums
 	$(MAKE) --no-print-directory package VERSION=1.9.11
@@ -120,12 +122,12 @@ e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, star
 	@scripts/prereqs.sh
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
-	scripts/engine-up.sh
+	tools/engine-up.sh
 	scripts/e2e.sh $(FOCUS)
 
 .PHONY: engine-down
 engine-down: ## Stop the Docker Engine the e2e started
-	scripts/engine-down.sh
+	tools/engine-down.sh
 
 .PHONY: bench-build
 bench-build: $(TOOLCHAIN) ## Benchmark: cold build split by stage, warm no-op, rebuild ratio: make bench-build VERSION=1.9.11

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the node e2e suites one by one (each is a Ginkgo label), so each
 # suite's time is printed and each gets its own JUnit report. The suites
-# run against the e2e's own Docker Engine (scripts/engine-up.sh), never the
+# run against the e2e's own Docker Engine (tools/engine-up.sh), never the
 # machine's: E2E_DOCKER_SOCKET, default _output/engine/docker.sock.
 #
 #   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan rehearsal

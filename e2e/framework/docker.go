@@ -23,11 +23,11 @@ import (
 // Docker Engine (scripts/e2e.sh sets it).
 const EngineSocketEnv = "E2E_DOCKER_SOCKET"
 
-// EngineLabel is the daemon label scripts/engine-up.sh gives its engine,
+// EngineLabel is the daemon label tools/engine-up.sh gives its engine,
 // valued with the repository root.
 const EngineLabel = "io.kubelet-toolchain.e2e-engine"
 
-// ErrNotOurEngine is returned for an engine scripts/engine-up.sh did not
+// ErrNotOurEngine is returned for an engine tools/engine-up.sh did not
 // start: on a dockershim node the machine's engine runs production pods,
 // and the suites remove every kubelet-made container they see.
 var ErrNotOurEngine = errors.New("not the e2e's own Docker Engine")
@@ -42,7 +42,7 @@ func EngineSocket(root string) string {
 	return filepath.Join(root, "_output", "engine", "docker.sock")
 }
 
-// EngineLog is the log of the e2e's own dockerd (scripts/engine-up.sh).
+// EngineLog is the log of the e2e's own dockerd (tools/engine-up.sh).
 func EngineLog(root string) string {
 	return filepath.Join(root, "_output", "engine", "dockerd.log")
 }
@@ -80,7 +80,7 @@ func (d *Docker) CheckOurs(ctx context.Context, root string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: the engine at %s has no label %s=%s (labels %q, data root %s); scripts/engine-up.sh starts ours",
+	return fmt.Errorf("%w: the engine at %s has no label %s=%s (labels %q, data root %s); tools/engine-up.sh starts ours",
 		ErrNotOurEngine, d.Socket, EngineLabel, root, info.Labels, info.DockerRootDir)
 }
 

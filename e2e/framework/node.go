@@ -57,7 +57,7 @@ func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
 		if errors.Is(err, ErrNotOurEngine) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("the e2e's Docker Engine is not reachable (make e2e starts it: scripts/engine-up.sh): %w", err)
+		return nil, fmt.Errorf("the e2e's Docker Engine is not reachable (make e2e starts it: tools/engine-up.sh): %w", err)
 	}
 	left, err := n.Docker.KubeContainers(ctx)
 	if err != nil {

@@ -51,7 +51,7 @@ func (p Pod) Manifest() map[string]any {
 	}
 }
 
-// WorkloadImage is built from e2e/images/workload by scripts/engine-up.sh.
+// WorkloadImage is built from tools/images/workload by tools/engine-up.sh.
 const WorkloadImage = "e2e.local/workload:1"
 
 // Workload is a workload container that writes data into its writable

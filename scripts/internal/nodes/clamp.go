@@ -10,7 +10,7 @@ import (
 	"kubelet-toolchain/scripts/internal/execx"
 )
 
-// BuildRuncClamp builds e2e/tools/runcclamp as a static binary at out
+// BuildRuncClamp builds tools/runcclamp as a static binary at out
 // (temp, then rename: a running node may be using the old one). The
 // node's inner runc needs it: the node lacks CAP_SYS_RESOURCE, so a
 // negative oom_score_adj or a privileged container fails without it.
@@ -20,8 +20,8 @@ func BuildRuncClamp(ctx context.Context, root, out string) error {
 	}
 	tmp := out + ".tmp"
 	if _, err := execx.Run(ctx, execx.Cmd{
-		Name: "go", Args: []string{"build", "-trimpath", "-o", tmp, "./tools/runcclamp"},
-		Dir: filepath.Join(root, "e2e"), Env: []string{"CGO_ENABLED=0"}, Timeout: 5 * time.Minute,
+		Name: "go", Args: []string{"build", "-trimpath", "-o", tmp, "./runcclamp"},
+		Dir: filepath.Join(root, "tools"), Env: []string{"CGO_ENABLED=0"}, Timeout: 5 * time.Minute,
 	}); err != nil {
 		return fmt.Errorf("runc-clamp: build: %w", err)
 	}

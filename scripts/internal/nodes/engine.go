@@ -26,7 +26,7 @@ const (
 const dockerCLI = "/usr/bin/docker"
 
 // Engine is the Docker Engine the nodes run on (the rehearsal's own,
-// scripts/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine).
+// tools/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine).
 type Engine struct {
 	// Socket is the engine's unix socket path.
 	Socket string

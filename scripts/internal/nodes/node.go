@@ -49,7 +49,7 @@ type Cluster struct {
 	WorkDir string
 	// CNIBinDir holds the CNI plugins (BuildCNIPlugins).
 	CNIBinDir string
-	// RuncClamp is a static runc wrapper (e2e/tools/runcclamp) the inner
+	// RuncClamp is a static runc wrapper (tools/runcclamp) the inner
 	// dockerd uses as its default runtime; empty = plain runc (a machine
 	// with CAP_SYS_RESOURCE).
 	RuncClamp string

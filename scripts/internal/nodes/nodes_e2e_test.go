@@ -1,7 +1,7 @@
 package nodes
 
 // The node end to end: real node containers on the rehearsal's engine
-// (scripts/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine), real
+// (tools/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine), real
 // kubelets (make kubelet VERSION=1.7.5 and VERSION=1.9.11). Skipped unless
 // REHEARSAL_NODES=1; see docs/rehearsal.md ("The rehearsal's nodes") for the command.
 
@@ -36,7 +36,7 @@ func e2eEnv(t *testing.T) (root string, e Engine) {
 	}
 	e = Engine{Socket: filepath.Join(dir, "docker.sock")}
 	if _, err := e.Docker(context.Background(), "version"); err != nil {
-		t.Fatalf("no rehearsal engine (scripts/engine-up.sh with ENGINE_DIR=%s): %v", dir, err)
+		t.Fatalf("no rehearsal engine (tools/engine-up.sh with ENGINE_DIR=%s): %v", dir, err)
 	}
 	return root, e
 }

@@ -91,12 +91,12 @@ func (l Layout) engine() nodes.Engine {
 	return nodes.Engine{Socket: filepath.Join(l.Engine(), "docker.sock")}
 }
 
-// engineScript runs scripts/engine-up.sh or engine-down.sh for the
+// engineScript runs tools/engine-up.sh or engine-down.sh for the
 // rehearsal's own engine.
 func (l Layout) engineScript(ctx context.Context, script string, nw Network, log io.Writer, args ...string) error {
 	_, err := execx.Run(ctx, execx.Cmd{
-		Name: filepath.Join(l.Root, "scripts", script), Args: args, Dir: l.Root, Stdout: log,
-		Env: []string{"ENGINE_DIR=" + l.Engine(), "E2E_BRIDGE=" + nw.Bridge, "E2E_BRIDGE_CIDR=" + nw.CIDR},
+		Name: filepath.Join(l.Root, "tools", script), Args: args, Dir: l.Root, Stdout: log,
+		Env: []string{"ENGINE_DIR=" + l.Engine(), "ENGINE_BRIDGE=" + nw.Bridge, "ENGINE_BRIDGE_CIDR=" + nw.CIDR},
 	})
 	return err
 }

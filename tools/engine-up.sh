@@ -14,12 +14,12 @@
 # config files; anything else on the machine's sockets is ignored.
 #
 # No systemd needed: the daemons run in the background, logs in
-# _output/engine/. scripts/engine-down.sh stops them.
+# _output/engine/. tools/engine-down.sh stops them.
 #
 #   ENGINE_DIR        where the engine keeps everything (default _output/engine;
 #                     the rehearsal runs one of its own under _output/rehearsal/)
-#   E2E_BRIDGE        bridge name (default kubelet-e2e0)
-#   E2E_BRIDGE_CIDR   its address (default 198.18.201.1/24, in the RFC 2544
+#   ENGINE_BRIDGE     bridge name (default kubelet-e2e0; E2E_BRIDGE is read too)
+#   ENGINE_BRIDGE_CIDR its address (default 198.18.201.1/24, in the RFC 2544
 #                     benchmarking range: unlikely on a real network)
 set -euo pipefail
 
@@ -31,8 +31,8 @@ CONTAINERD_DIR=$OUT/containerd
 CONTAINERD_SOCK=$CONTAINERD_DIR/containerd.sock
 CONTAINERD_CONFIG=$OUT/containerd.toml
 DOCKERD_CONFIG=$OUT/daemon.json
-BRIDGE=${E2E_BRIDGE:-kubelet-e2e0}
-BRIDGE_CIDR=${E2E_BRIDGE_CIDR:-198.18.201.1/24}
+BRIDGE=${ENGINE_BRIDGE:-${E2E_BRIDGE:-kubelet-e2e0}}
+BRIDGE_CIDR=${ENGINE_BRIDGE_CIDR:-${E2E_BRIDGE_CIDR:-198.18.201.1/24}}
 # The label the e2e framework checks before it lists or removes anything:
 # proof that the engine it talks to is this checkout's own.
 ENGINE_LABEL=io.kubelet-toolchain.e2e-engine
@@ -92,10 +92,10 @@ needs_clamp() {
 }
 
 build_clamp() {
-	local bin=$OUT/runc-clamp src=$ROOT/e2e/tools/runcclamp
+	local bin=$OUT/runc-clamp src=$ROOT/tools/runcclamp
 	if [[ ! -x $bin || -n $(find "$src" -name '*.go' ! -name '*_test.go' -newer "$bin") ]]; then
 		# Build beside it and rename: runc may be running it right now.
-		go build -o "$bin.new" ./e2e/tools/runcclamp
+		go build -o "$bin.new" ./tools/runcclamp
 		mv -f "$bin.new" "$bin"
 	fi
 }
@@ -107,14 +107,14 @@ ensure_bridge() {
 	local net
 	if ip link show "$BRIDGE" >/dev/null 2>&1; then
 		[[ $(cat "$OUT/bridge" 2>/dev/null) == "$BRIDGE" ]] ||
-			die "a link named $BRIDGE exists but engine-up did not create it; set E2E_BRIDGE"
+			die "a link named $BRIDGE exists but engine-up did not create it; set ENGINE_BRIDGE"
 		ip -4 -o addr show dev "$BRIDGE" | grep -qF " $BRIDGE_CIDR " ||
-			die "our bridge $BRIDGE lacks $BRIDGE_CIDR; scripts/engine-down.sh removes it"
+			die "our bridge $BRIDGE lacks $BRIDGE_CIDR; tools/engine-down.sh removes it"
 		ip link set "$BRIDGE" up
 		return 0
 	fi
 	net=$(ip -4 route show root "$BRIDGE_CIDR" 2>/dev/null; ip -4 route show match "$BRIDGE_CIDR" 2>/dev/null | grep -v '^default' || true)
-	[[ -z $net ]] || die "$BRIDGE_CIDR overlaps a route of this machine ($net); set E2E_BRIDGE_CIDR"
+	[[ -z $net ]] || die "$BRIDGE_CIDR overlaps a route of this machine ($net); set ENGINE_BRIDGE_CIDR"
 	# Record the name first: a failure half-way still leaves engine-down
 	# able to remove it.
 	echo "$BRIDGE" >"$OUT/bridge"
@@ -238,13 +238,13 @@ start_engine() {
 		die "dockerd (pid $bg_pid) answers but $OUT/dockerd.pid says $(cat "$OUT/dockerd.pid" 2>/dev/null)"
 }
 
-# build_image NAME TAG... : a static binary from e2e/images/NAME in an
+# build_image NAME TAG... : a static binary from tools/images/NAME in an
 # otherwise empty image, imported (no registry, no base image). Rebuilt when
 # the sha256 of its sources differs from the image's "src" label.
 build_image() {
-	local name=$1 dir=$ROOT/e2e/images/$1 hash tag stale=0
+	local name=$1 dir=$ROOT/tools/images/$1 hash tag stale=0
 	shift
-	hash=$(cd "$ROOT/e2e" && find "images/$name" -type f | LC_ALL=C sort |
+	hash=$(cd "$ROOT/tools" && find "images/$name" -type f | LC_ALL=C sort |
 		xargs sha256sum | sha256sum | cut -c1-16)
 	local old=()
 	for tag in "$@"; do

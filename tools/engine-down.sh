@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Stops the e2e's own Docker Engine (scripts/engine-up.sh) and undoes what
+# Stops the e2e's own Docker Engine (tools/engine-up.sh) and undoes what
 # it did to the machine: its dockerd and containerd (found by their pid
 # files in _output/engine/, and only if those processes run our config
 # files), what they left mounted under _output/engine/, and our bridge.
 # Nothing outside that is touched: a Docker Engine of the machine's keeps
 # running. Idempotent. Images and containers are kept unless --purge.
 #
-#   scripts/engine-down.sh [--purge]     ENGINE_DIR as for engine-up.sh
+#   tools/engine-down.sh [--purge]     ENGINE_DIR as for engine-up.sh
 set -euo pipefail
 
 start_ts=$(date +%s.%N)

@@ -1,0 +1,3 @@
+module kubelet-toolchain/tools
+
+go 1.26.0

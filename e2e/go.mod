@@ -23,3 +23,7 @@ require (
 	golang.org/x/text v0.38.0 // indirect
 	golang.org/x/tools v0.45.0 // indirect
 )
+
+require kubelet-toolchain/tools v0.0.0
+
+replace kubelet-toolchain/tools => ../tools

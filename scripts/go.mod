@@ -18,3 +18,7 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.2 // indirect
 )
+
+require kubelet-toolchain/tools v0.0.0
+
+replace kubelet-toolchain/tools => ../tools

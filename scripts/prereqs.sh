@@ -2,7 +2,8 @@
 # Installs what the build needs beyond Go itself, when it is missing:
 # gcc and libc headers for cgo (1.7/1.9 kubelets need cgo), git (git apply),
 # and for packaging: patch (quilt export check), dpkg-deb and xz (the .deb),
-# rpmbuild and rpm (the SRPM and RPM), dpkg-source (the Debian source package).
+# rpmbuild and rpm (the SRPM and RPM), dpkg-source (the Debian source package),
+# and Debian's docker client (the preflight's node mode, the e2e, the rehearsal).
 set -euo pipefail
 missing=()
 command -v gcc >/dev/null || missing+=(gcc libc6-dev)
@@ -12,6 +13,7 @@ command -v dpkg-deb >/dev/null || missing+=(dpkg)
 command -v xz >/dev/null || missing+=(xz-utils)
 command -v rpmbuild >/dev/null || missing+=(rpm)
 command -v dpkg-source >/dev/null || missing+=(dpkg-dev)
+[ -x /usr/bin/docker ] || missing+=(docker.io) # the docker CLI: how the toolchain reads any engine
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"

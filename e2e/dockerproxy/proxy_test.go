@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"kubelet-toolchain/tools/poll"
 )
 
 var (
@@ -166,12 +168,8 @@ func mustGet(t *testing.T, c *http.Client, path, want string) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if err := poll.Until(context.Background(), 5*time.Second, 5*time.Millisecond, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
 

@@ -2,21 +2,20 @@ package framework
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
 )
 
 // EngineSocketEnv names the variable pointing the suites at the e2e's own
@@ -47,21 +46,17 @@ func EngineLog(root string) string {
 	return filepath.Join(root, "_output", "engine", "dockerd.log")
 }
 
-// Docker is a small client of the Docker Engine API on a unix socket:
-// just what the suites observe and clean up with.
+// Docker is what the suites observe and clean up with, through the
+// toolchain's one way to reach an engine (tools/docker: the docker CLI on
+// a socket).
 type Docker struct {
 	Socket string
-	http   *http.Client
+	cli    docker.Client
 }
 
-// NewDocker connects to the engine at socket.
+// NewDocker talks to the engine at socket.
 func NewDocker(socket string) *Docker {
-	return &Docker{Socket: socket, http: &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
-	}}}
+	return &Docker{Socket: socket, cli: docker.Client{Socket: socket}}
 }
 
 // CheckOurs fails with ErrNotOurEngine unless the engine carries
@@ -72,8 +67,12 @@ func (d *Docker) CheckOurs(ctx context.Context, root string) error {
 		Labels        []string `json:"Labels"`
 		DockerRootDir string   `json:"DockerRootDir"`
 	}
-	if err := d.do(ctx, http.MethodGet, "/info", nil, &info); err != nil {
+	out, err := d.cli.Run(ctx, "info", "--format", "{{json .}}")
+	if err != nil {
 		return err
+	}
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		return fmt.Errorf("docker info on %s: %w", d.Socket, err)
 	}
 	for _, l := range info.Labels {
 		if k, v, ok := strings.Cut(l, "="); ok && k == EngineLabel && sameDir(v, root) {
@@ -91,36 +90,9 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && ra == rb
 }
 
-// ErrNotFound is what the engine answers 404 for (no such container).
-var ErrNotFound = errors.New("not found")
-
-func (d *Docker) do(ctx context.Context, method, path string, q url.Values, out any) error {
-	u := "http://docker" + path
-	if len(q) > 0 {
-		u += "?" + q.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("docker %s %s: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		err := fmt.Errorf("docker %s %s: %s: %s", method, path, resp.Status, strings.TrimSpace(string(body)))
-		if resp.StatusCode == http.StatusNotFound {
-			err = fmt.Errorf("%w: %w", ErrNotFound, err)
-		}
-		return err
-	}
-	if out == nil {
-		return nil
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
+// ErrNotFound is what a call about a container the engine does not have
+// fails with.
+var ErrNotFound = docker.ErrNotFound
 
 // Container is one entry of the container list.
 type Container struct {
@@ -159,11 +131,40 @@ func (c Container) Key() string {
 }
 
 // KubeContainers lists every container (running or not) kubelet created.
+// The list and the inspect are two calls: a container the kubelet removes
+// in between makes the inspect fail, and the list is read again.
 func (d *Docker) KubeContainers(ctx context.Context) ([]Container, error) {
-	var out []Container
-	filters, _ := json.Marshal(map[string][]string{"label": {LabelDockerType}})
-	err := d.do(ctx, http.MethodGet, "/containers/json", url.Values{"all": {"1"}, "filters": {string(filters)}}, &out)
-	return out, err
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var ids []string
+		if ids, err = d.cli.Lines(ctx, "ps", "-aq", "--no-trunc", "--filter", "label="+LabelDockerType); err != nil || len(ids) == 0 {
+			return nil, err
+		}
+		var inspected []struct {
+			ID      string `json:"Id"`
+			Name    string `json:"Name"`
+			Created time.Time
+			Config  struct {
+				Image  string            `json:"Image"`
+				Labels map[string]string `json:"Labels"`
+			} `json:"Config"`
+			State struct {
+				Status string `json:"Status"`
+			} `json:"State"`
+		}
+		if err = d.cli.Inspect(ctx, &inspected, ids...); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out := make([]Container, 0, len(inspected))
+		for _, c := range inspected {
+			out = append(out, Container{ID: c.ID, Names: []string{c.Name}, Image: c.Config.Image, State: c.State.Status,
+				Created: c.Created.Unix(), Labels: c.Config.Labels})
+		}
+		return out, nil
+	}
+	return nil, err
 }
 
 // Inspect returns the parts of `docker inspect` the suites look at.
@@ -186,50 +187,44 @@ type Inspect struct {
 
 // InspectContainer inspects one container.
 func (d *Docker) InspectContainer(ctx context.Context, id string) (*Inspect, error) {
-	var out Inspect
-	return &out, d.do(ctx, http.MethodGet, "/containers/"+id+"/json", nil, &out)
+	var out []Inspect
+	if err := d.cli.Inspect(ctx, &out, id); err != nil {
+		return nil, err
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("docker inspect %s: %d results", id, len(out))
+	}
+	return &out[0], nil
 }
 
 // InspectRaw returns `docker inspect` of a container as the engine gives it,
 // for failure reports.
 func (d *Docker) InspectRaw(ctx context.Context, id string) (string, error) {
-	var out json.RawMessage
-	if err := d.do(ctx, http.MethodGet, "/containers/"+id+"/json", nil, &out); err != nil {
-		return "", err
-	}
-	var b bytes.Buffer
-	if err := json.Indent(&b, out, "", "  "); err != nil {
-		return string(out), nil
-	}
-	return b.String(), nil
+	return d.cli.Run(ctx, "inspect", "--type", "container", id)
 }
 
 // Kill sends SIGKILL to a container's main process, as a crash would.
 func (d *Docker) Kill(ctx context.Context, id string) error {
-	return d.do(ctx, http.MethodPost, "/containers/"+id+"/kill", url.Values{"signal": {"KILL"}}, nil)
+	_, err := d.cli.Run(ctx, "kill", "--signal", "KILL", id)
+	return err
 }
 
 // RemoveContainer force-removes a container and its anonymous volumes.
 func (d *Docker) RemoveContainer(ctx context.Context, id string) error {
-	return d.do(ctx, http.MethodDelete, "/containers/"+id, url.Values{"force": {"1"}, "v": {"1"}}, nil)
+	_, err := d.cli.Run(ctx, "rm", "--force", "--volumes", id)
+	return err
 }
 
 // ReadFile reads a file out of a container's filesystem (its writable
-// layer included) through the archive endpoint: no exec needed.
+// layer included) as `docker cp` archives it: no exec needed.
 func (d *Docker) ReadFile(ctx context.Context, id, path string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/"+id+"/archive?path="+url.QueryEscape(path), nil)
-	if err != nil {
-		return "", err
+	var buf bytes.Buffer
+	c := d.cli.Cmd("cp", id+":"+path, "-")
+	c.Stdout, c.Timeout = &buf, time.Minute
+	if _, err := execx.Run(ctx, c); err != nil {
+		return "", fmt.Errorf("reading %s from %s: %w", path, short(id), err)
 	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("reading %s from %s: %s", path, id[:12], resp.Status)
-	}
-	tr := tar.NewReader(resp.Body)
+	tr := tar.NewReader(&buf)
 	if _, err := tr.Next(); err != nil {
 		return "", err
 	}
@@ -267,24 +262,14 @@ type EventLog struct {
 // WatchEvents follows the engine's container events until Stop.
 func (d *Docker) WatchEvents(ctx context.Context) (*EventLog, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	filters, _ := json.Marshal(map[string][]string{"type": {"container"}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/events?filters="+url.QueryEscape(string(filters)), nil)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	resp, err := d.http.Do(req)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
 	l := &EventLog{cancel: cancel, done: make(chan struct{})}
+	// --since now: the engine replays what happened between this call and
+	// the CLI's subscription, so nothing after WatchEvents returns is missed.
+	now := time.Now()
+	since := fmt.Sprintf("%d.%09d", now.Unix(), now.Nanosecond())
 	go func() {
 		defer close(l.done)
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
+		d.cli.Stream(ctx, func(line []byte) {
 			var m struct {
 				Action   string `json:"Action"`
 				TimeNano int64  `json:"timeNano"`
@@ -293,14 +278,14 @@ func (d *Docker) WatchEvents(ctx context.Context) (*EventLog, error) {
 					Attributes map[string]string `json:"Attributes"`
 				} `json:"Actor"`
 			}
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
+			if json.Unmarshal(line, &m) != nil {
+				return
 			}
 			key := Container{Labels: m.Actor.Attributes}.Key()
 			l.mu.Lock()
 			l.events = append(l.events, Event{Action: m.Action, ID: m.Actor.ID, Key: key, Time: time.Unix(0, m.TimeNano)})
 			l.mu.Unlock()
-		}
+		}, "events", "--since", since, "--filter", "type=container", "--format", "{{json .}}")
 	}()
 	return l, nil
 }

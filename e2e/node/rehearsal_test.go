@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"kubelet-toolchain/e2e/framework"
+	"kubelet-toolchain/tools/docker"
 )
 
 // rehearsalReport is what the spec reads of _output/rehearsal/report.json.
@@ -138,11 +139,12 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 	}, SpecTimeout(framework.LongSpec))
 
 	It("each node's kubelet wrote its kernel settings into the node's own shadows, the machine's are as they were", func(ctx SpecContext) {
+		engine := docker.Client{Socket: filepath.Join(repoRoot, "_output", "rehearsal", "engine", "docker.sock")}
 		docker := func(args ...string) string {
 			GinkgoHelper()
-			out, err := exec.CommandContext(ctx, "/usr/bin/docker", append([]string{"-H", "unix://" + filepath.Join(repoRoot, "_output", "rehearsal", "engine", "docker.sock")}, args...)...).CombinedOutput()
-			Expect(err).NotTo(HaveOccurred(), "docker %v: %s", args, out)
-			return strings.TrimSpace(string(out))
+			out, err := engine.Run(ctx, args...)
+			Expect(err).NotTo(HaveOccurred())
+			return out
 		}
 		names := strings.Fields(docker("ps", "--filter", "label=io.kubelet-toolchain.rehearsal="+repoRoot, "--filter", "label=io.kubelet-toolchain.rehearsal.node", "--format", "{{.Names}}"))
 		Expect(names).To(HaveLen(2))

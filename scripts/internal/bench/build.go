@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/tools/execx"
 )
 
 // BuildResult is what Build measured.

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // ConformanceTargetName is the node conformance suite's directory under

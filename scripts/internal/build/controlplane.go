@@ -14,9 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // ControlPlaneCommand is one binary of the control plane and the package

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Options is one build request.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 // buildMain compiles a GOPATH-mode main package (the way 1.7/1.9 kubelets

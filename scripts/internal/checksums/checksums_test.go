@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 const (

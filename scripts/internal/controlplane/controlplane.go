@@ -20,7 +20,8 @@ import (
 	"strconv"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
+	"kubelet-toolchain/tools/poll"
 )
 
 // The cluster's addresses. The API server listens only on the rehearsal
@@ -292,31 +293,20 @@ func (cp *ControlPlane) httpClient() (*http.Client, error) {
 // waitHealthy polls url until it answers 200, the timeout passes or alive
 // says the process is gone.
 func waitHealthy(ctx context.Context, c *http.Client, url string, timeout time.Duration, alive func() bool) error {
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
+	return poll.Until(ctx, timeout, 500*time.Millisecond, func(ctx context.Context) (bool, error) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := c.Do(req)
 		if err == nil {
 			body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				return true, nil
 			}
-			last = fmt.Sprintf("%s: %s", resp.Status, body)
-		} else {
-			last = err.Error()
+			err = fmt.Errorf("%s: %s: %s", url, resp.Status, body)
 		}
 		if !alive() {
-			return fmt.Errorf("exited before %s answered (%s)", url, last)
+			return false, poll.Stop(fmt.Errorf("exited before %s answered (%v)", url, err))
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not healthy after %s (%s)", url, timeout, last)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+		return false, err
+	})
 }

@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/tools/execx"
 )
 
 // etcdPackage is Debian's etcd server (3.4.23 in bookworm).

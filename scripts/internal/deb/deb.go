@@ -19,9 +19,9 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Package is the Debian package name. It is the name upstream's own

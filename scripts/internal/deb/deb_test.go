@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 func TestVersionLess(t *testing.T) {

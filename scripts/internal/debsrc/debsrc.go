@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Source is the source package's name.

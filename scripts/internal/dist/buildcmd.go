@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // The source tarball's top directory is a GOPATH: the tree is at

@@ -17,11 +17,11 @@ import (
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/quilt"
 	"kubelet-toolchain/scripts/internal/sbom"
+	"kubelet-toolchain/tools/execx"
 )
 
 // CheckOptions select the checks of a packaged release+variant.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 // BuildRuncClamp builds tools/runcclamp as a static binary at out

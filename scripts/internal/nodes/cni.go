@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 // CNIPluginsVersion is the oldest github.com/containernetworking/plugins

@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Event is one container event of a node's inner engine.
@@ -52,7 +53,7 @@ func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
 		return nil, fmt.Errorf("node %s: events: %w", n.Name, err)
 	}
 	var evs []Event
-	for _, l := range lines(out) {
+	for _, l := range docker.Lines(out) {
 		ev, err := parseEvent([]byte(l))
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)
@@ -79,12 +80,9 @@ type EventRecorder struct {
 func (n *Node) RecordEvents(ctx context.Context) (*EventRecorder, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	p, err := execx.Start(ctx, execx.Cmd{
-		Name: dockerCLI,
-		Args: []string{"-H", "unix://" + n.cluster.Engine.Socket, "exec", "-i", n.Container, "sh", "-c",
-			`docker events --filter type=container --format '` + eventsFormat + `' & p=$!; cat >/dev/null; kill $p`},
-		Stdin: inR, Stdout: outW, Timeout: 24 * time.Hour,
-	})
+	p, err := execx.Start(ctx, withIO(n.cluster.Engine.Cmd("exec", "-i", n.Container, "sh", "-c",
+		`docker events --filter type=container --format '`+eventsFormat+`' & p=$!; cat >/dev/null; kill $p`),
+		inR, outW, 24*time.Hour))
 	if err != nil {
 		return nil, fmt.Errorf("node %s: record events: %w", n.Name, err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Node image contents. Changing either rebuilds the image.
@@ -68,7 +68,7 @@ func EnsureImage(ctx context.Context, o ImageOptions) (string, error) {
 	}
 	key := imageKey(ImagePackages, ImageVariant, ImageSuite, release)
 	tag := imageRepo + ":" + key
-	if _, err := o.Engine.Docker(ctx, "image", "inspect", "-f", "{{.Id}}", tag); err == nil {
+	if _, err := o.Engine.Run(ctx, "image", "inspect", "-f", "{{.Id}}", tag); err == nil {
 		klog.V(1).Infof("node image %s is current", tag)
 		return tag, nil
 	}
@@ -82,7 +82,7 @@ func EnsureImage(ctx context.Context, o ImageOptions) (string, error) {
 		}
 	}
 	start := time.Now()
-	if _, err := o.Engine.run(ctx, nil, 10*time.Minute, "import",
+	if _, err := o.Engine.RunWith(ctx, nil, 10*time.Minute, "import",
 		"--change", "LABEL io.kubelet-toolchain.node-image="+key, tarPath, tag); err != nil {
 		return "", fmt.Errorf("node image: import %s: %w", tarPath, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"kubelet-toolchain/tools/docker"
 )
 
 // DefaultPauseImage is 1.7's and 1.9's default --pod-infra-container-image.
@@ -209,7 +211,7 @@ func (n *Node) Status(ctx context.Context) (kubelet, kubeProxy int, err error) {
 
 // parseRun reads the supervisor's "old=<pid> pid=<pid> log=<file>" line.
 func (n *Node) parseRun(out string) (Run, error) {
-	ls := lines(out)
+	ls := docker.Lines(out)
 	if len(ls) == 0 {
 		return Run{}, fmt.Errorf("supervisor said nothing")
 	}

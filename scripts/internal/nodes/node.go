@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,8 +14,10 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
+	"kubelet-toolchain/tools/poll"
 )
 
 // Paths inside a node.
@@ -142,7 +145,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		clamp = p
 	}
 	start := time.Now()
-	if _, err := c.Engine.Docker(ctx, append([]string{"volume", "create"}, append(c.labels(s.Name), n.Volume)...)...); err != nil {
+	if _, err := c.Engine.Run(ctx, append([]string{"volume", "create"}, append(c.labels(s.Name), n.Volume)...)...); err != nil {
 		return nil, fmt.Errorf("node %s: volume: %w", s.Name, err)
 	}
 	args := []string{"run", "-d", "--name", n.Container, "--hostname", s.Name}
@@ -175,7 +178,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		args = append(args, "-v", s.ConfigDir+":"+NodeConfigDir+":ro")
 	}
 	args = append(args, "--entrypoint", "/usr/bin/tini", c.Image, "--", supervisor, "boot")
-	if _, err := c.Engine.Docker(ctx, args...); err != nil {
+	if _, err := c.Engine.Run(ctx, args...); err != nil {
 		n.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("node %s: docker run: %w", s.Name, err)
 	}
@@ -183,7 +186,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		n.Remove(context.WithoutCancel(ctx))
 		return nil, err
 	}
-	ip, err := c.Engine.Docker(ctx, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", n.Container)
+	ip, err := c.Engine.Run(ctx, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", n.Container)
 	if err != nil || net.ParseIP(ip) == nil {
 		n.Remove(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("node %s: no IP address (%q): %v", s.Name, ip, err)
@@ -201,7 +204,7 @@ func (c *Cluster) node(s Spec) *Node {
 // reusing its cluster), or an error if that container is not running.
 func (c *Cluster) Get(ctx context.Context, s Spec) (*Node, error) {
 	n := c.node(s)
-	out, err := c.Engine.Docker(ctx, "inspect", "-f",
+	out, err := c.Engine.Run(ctx, "inspect", "-f",
 		`{{.State.Status}} {{.NetworkSettings.IPAddress}} {{index .Config.Labels "`+LabelRehearsal+`"}}`, n.Container)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: %w", s.Name, err)
@@ -218,27 +221,26 @@ func (c *Cluster) Get(ctx context.Context, s Spec) (*Node, error) {
 }
 
 func (n *Node) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	err := poll.Until(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, error) {
 		if _, err := n.Exec(ctx, supervisor, "ready"); err == nil {
-			return nil
+			return true, nil
 		}
-		state, _ := n.cluster.Engine.Docker(ctx, "inspect", "-f", "{{.State.Status}}", n.Container)
-		if state != "running" || time.Now().After(deadline) {
-			logs, _ := n.cluster.Engine.Docker(ctx, "logs", "--tail", "30", n.Container)
-			return fmt.Errorf("node %s: dockerd not ready (container %s) after %s; node output:\n%s", n.Name, state, timeout, logs)
+		state, _ := n.cluster.Engine.Run(ctx, "inspect", "-f", "{{.State.Status}}", n.Container)
+		if state != "running" {
+			return false, poll.Stop(fmt.Errorf("container %s", state))
 		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("node %s: %w", n.Name, ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+		return false, fmt.Errorf("container %s", state)
+	})
+	if err != nil {
+		logs, _ := n.cluster.Engine.Run(context.WithoutCancel(ctx), "logs", "--tail", "30", n.Container)
+		return fmt.Errorf("node %s: dockerd not ready: %w; node output:\n%s", n.Name, err, logs)
 	}
+	return nil
 }
 
 // Exec runs a command in the node and returns its combined output.
 func (n *Node) Exec(ctx context.Context, cmd ...string) (string, error) {
-	return n.cluster.Engine.Docker(ctx, append([]string{"exec", n.Container}, cmd...)...)
+	return n.cluster.Engine.Run(ctx, append([]string{"exec", n.Container}, cmd...)...)
 }
 
 // Docker runs the node's own docker client (its inner engine).
@@ -264,7 +266,7 @@ func (n *Node) LoadImages(ctx context.Context, refs ...string) error {
 			if err != nil {
 				return fmt.Errorf("node %s: load %s: %w", n.Name, ref, err)
 			}
-			_, err = n.cluster.Engine.run(ctx, f, 10*time.Minute, "exec", "-i", n.Container, "docker", "load")
+			_, err = n.cluster.Engine.RunWith(ctx, f, 10*time.Minute, "exec", "-i", n.Container, "docker", "load")
 			f.Close()
 			if err != nil {
 				return fmt.Errorf("node %s: load %s: %w", n.Name, ref, err)
@@ -281,15 +283,12 @@ func (n *Node) LoadImages(ctx context.Context, refs ...string) error {
 // node's `docker load`.
 func (n *Node) loadFromEngine(ctx context.Context, ref string) error {
 	pr, pw := io.Pipe()
-	save, err := execx.Start(ctx, execx.Cmd{
-		Name: dockerCLI, Args: []string{"-H", "unix://" + n.cluster.Engine.Socket, "save", ref},
-		Stdout: pw, Timeout: 10 * time.Minute,
-	})
+	save, err := execx.Start(ctx, withIO(n.cluster.Engine.Cmd("save", ref), nil, pw, 10*time.Minute))
 	if err != nil {
 		return fmt.Errorf("node %s: save %s: %w", n.Name, ref, err)
 	}
 	go func() { pw.CloseWithError(save.Wait()) }()
-	_, loadErr := n.cluster.Engine.run(ctx, pr, 10*time.Minute, "exec", "-i", n.Container, "docker", "load")
+	_, loadErr := n.cluster.Engine.RunWith(ctx, pr, 10*time.Minute, "exec", "-i", n.Container, "docker", "load")
 	pr.Close()
 	if err := save.Wait(); err != nil {
 		return fmt.Errorf("node %s: save %s: %w", n.Name, ref, err)
@@ -308,10 +307,10 @@ func unixNano(t time.Time) string {
 // mounts live in the node's namespaces and go with it.
 func (n *Node) Remove(ctx context.Context) error {
 	e := n.cluster.Engine
-	if _, err := e.Docker(ctx, "rm", "-f", "-v", n.Container); err != nil && !strings.Contains(err.Error(), "No such container") {
+	if _, err := e.Run(ctx, "rm", "-f", "-v", n.Container); err != nil && !errors.Is(err, docker.ErrNotFound) {
 		return fmt.Errorf("node %s: remove container: %w", n.Name, err)
 	}
-	if _, err := e.Docker(ctx, "volume", "rm", "-f", n.Volume); err != nil {
+	if _, err := e.Run(ctx, "volume", "rm", "-f", n.Volume); err != nil {
 		return fmt.Errorf("node %s: remove volume: %w", n.Name, err)
 	}
 	return nil
@@ -328,7 +327,14 @@ func (c *Cluster) stage(src, rel string) (string, error) {
 	if same(src, dst) {
 		return filepath.Join(nodeStageDir, rel), nil
 	}
-	tmp := dst + ".tmp"
+	// A name of its own: nodes are created side by side and stage the
+	// same files.
+	f, err := os.CreateTemp(filepath.Dir(dst), filepath.Base(dst)+".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("stage %s: %w", src, err)
+	}
+	tmp := f.Name()
+	f.Close()
 	os.Remove(tmp)
 	if err := os.Link(src, tmp); err != nil {
 		if err := fsutil.CopyFile(src, tmp); err != nil {

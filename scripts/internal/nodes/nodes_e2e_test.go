@@ -18,7 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
+	"kubelet-toolchain/tools/poll"
 )
 
 func e2eEnv(t *testing.T) (root string, e Engine) {
@@ -35,7 +37,7 @@ func e2eEnv(t *testing.T) (root string, e Engine) {
 		dir = filepath.Join(root, "_output", "rehearsal", "engine")
 	}
 	e = Engine{Socket: filepath.Join(dir, "docker.sock")}
-	if _, err := e.Docker(context.Background(), "version"); err != nil {
+	if _, err := e.Run(context.Background(), "version"); err != nil {
 		t.Fatalf("no rehearsal engine (tools/engine-up.sh with ENGINE_DIR=%s): %v", dir, err)
 	}
 	return root, e
@@ -91,7 +93,7 @@ func podContainers(ctx context.Context, n *Node) (map[string]string, error) {
 		return nil, err
 	}
 	m := map[string]string{}
-	for _, l := range lines(out) {
+	for _, l := range docker.Lines(out) {
 		id, key, _ := strings.Cut(l, " ")
 		pod, ctr, _ := strings.Cut(key, "/")
 		m[strings.TrimSuffix(pod, "-"+n.Name)+"/"+ctr] = id
@@ -101,16 +103,11 @@ func podContainers(ctx context.Context, n *Node) (map[string]string, error) {
 
 func waitFor(t *testing.T, what string, timeout time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	if err := poll.Until(context.Background(), timeout, 500*time.Millisecond, func(context.Context) (bool, error) {
 		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
@@ -415,7 +412,7 @@ func httpGet(url string) error {
 // the container nor the volume).
 func traces(t *testing.T, e Engine, n *Node) []string {
 	t.Helper()
-	out, err := e.Docker(context.Background(), "inspect", "-f", "{{.Id}} {{.GraphDriver.Data.MergedDir}}", n.Container)
+	out, err := e.Run(context.Background(), "inspect", "-f", "{{.Id}} {{.GraphDriver.Data.MergedDir}}", n.Container)
 	f := strings.Fields(out)
 	if err != nil || len(f) != 2 {
 		t.Fatalf("%s: inspect: %q %v", n.Name, out, err)
@@ -427,10 +424,10 @@ func traces(t *testing.T, e Engine, n *Node) []string {
 func assertGone(t *testing.T, e Engine, n *Node, ids []string) {
 	t.Helper()
 	ctx := context.Background()
-	if out, _ := e.Docker(ctx, "ps", "-aq", "--filter", "name=^"+n.Container+"$"); out != "" {
+	if out, _ := e.Run(ctx, "ps", "-aq", "--filter", "name=^"+n.Container+"$"); out != "" {
 		t.Errorf("%s: container left: %s", n.Name, out)
 	}
-	if out, _ := e.Docker(ctx, "volume", "ls", "-q", "--filter", "name="+n.Volume); out != "" {
+	if out, _ := e.Run(ctx, "volume", "ls", "-q", "--filter", "name="+n.Volume); out != "" {
 		t.Errorf("%s: volume left: %s", n.Name, out)
 	}
 	mi, _ := os.ReadFile("/proc/self/mountinfo")
@@ -460,15 +457,15 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 		for _, x := range labels {
 			l = append(l, "--label", x)
 		}
-		if _, err := e.Docker(ctx, append(append([]string{"volume", "create"}, l...), name)...); err != nil {
+		if _, err := e.Run(ctx, append(append([]string{"volume", "create"}, l...), name)...); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Docker(ctx, append(append([]string{"create", "--name", name}, l...), "e2e.local/workload:1")...); err != nil {
+		if _, err := e.Run(ctx, append(append([]string{"create", "--name", name}, l...), "e2e.local/workload:1")...); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() {
-			e.Docker(context.Background(), "rm", "-f", name)
-			e.Docker(context.Background(), "volume", "rm", "-f", name)
+			e.Run(context.Background(), "rm", "-f", name)
+			e.Run(context.Background(), "volume", "rm", "-f", name)
 		})
 	}
 	mk("rh-removeall-ours", LabelRehearsal+"="+root)
@@ -478,8 +475,8 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{"rh-removeall-ours": false, "rh-removeall-unlabelled": true, "rh-removeall-other-root": true} {
-		_, errC := e.Docker(ctx, "inspect", "--type", "container", name)
-		_, errV := e.Docker(ctx, "volume", "inspect", name)
+		_, errC := e.Run(ctx, "inspect", "--type", "container", name)
+		_, errV := e.Run(ctx, "volume", "inspect", name)
 		if (errC == nil) != want || (errV == nil) != want {
 			t.Errorf("%s: container present %v, volume present %v; want %v", name, errC == nil, errV == nil, want)
 		}
@@ -553,7 +550,7 @@ func TestNodeTarballAndRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	tar := filepath.Join(t.TempDir(), "workload.tar")
-	if _, err := e.Docker(ctx, "save", "-o", tar, "e2e.local/workload:1"); err != nil {
+	if _, err := e.Run(ctx, "save", "-o", tar, "e2e.local/workload:1"); err != nil {
 		t.Fatal(err)
 	}
 	if err := n.LoadImages(ctx, tar); err != nil {

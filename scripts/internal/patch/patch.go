@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Series is one named patch series of the repository.

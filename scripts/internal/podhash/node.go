@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+
+	"kubelet-toolchain/tools/docker"
 )
 
 // Labels a dockershim kubelet (1.7 through 1.23) puts on every container
@@ -46,36 +44,39 @@ type NodeState struct {
 	Containers []*NodeContainer
 }
 
+// psFormat prints, per container, one JSON object of its ID and the
+// labels read here; `docker ps` reads the engine's container list, which
+// takes no container lock (17.07+): a node with a hung container is still
+// read.
+var psFormat = `{"Id":{{json .ID}},"Labels":{` + strings.Join(func() []string {
+	var kv []string
+	for _, l := range []string{labelPodNamespace, labelPodName, labelPodUID, labelContainerName, labelHash} {
+		kv = append(kv, fmt.Sprintf(`%q:{{json (.Label %q)}}`, l, l))
+	}
+	return kv
+}(), ",") + `}}`
+
 // ReadNode lists the running containers a kubelet made on the Docker
-// Engine at endpoint (unix:///path). It only reads: one GET request.
+// Engine at endpoint (unix:///path). It only reads: one `docker ps`.
 func ReadNode(ctx context.Context, endpoint, nodeName string) (*NodeState, error) {
 	sock, ok := strings.CutPrefix(endpoint, "unix://")
 	if !ok || sock == "" {
 		return nil, fmt.Errorf("docker endpoint %q: only unix:///path sockets are supported", endpoint)
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		},
-	}}
-	filters, _ := json.Marshal(map[string][]string{"label": {labelType + "=container"}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/json?filters="+url.QueryEscape(string(filters)), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("reading containers from %s: %w", endpoint, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading containers from %s: %s", endpoint, resp.Status)
-	}
-	var list []struct {
+	type container struct {
 		ID     string `json:"Id"`
 		Labels map[string]string
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	var list []container
+	err := docker.Client{Socket: sock}.JSONLines(ctx, func(line []byte) error {
+		var c container
+		if err := json.Unmarshal(line, &c); err != nil {
+			return err
+		}
+		list = append(list, c)
+		return nil
+	}, "ps", "--no-trunc", "--filter", "label="+labelType+"=container", "--format", psFormat)
+	if err != nil {
 		return nil, fmt.Errorf("reading containers from %s: %w", endpoint, err)
 	}
 	st := &NodeState{Endpoint: endpoint, NodeName: nodeName}

@@ -9,10 +9,11 @@ import (
 	"testing"
 )
 
-// ReadNode asks the engine only for kubelet-made app containers and reads
-// the hash from dockershim's annotation label, in hex as kuberuntime writes
-// it (0x5cee1837 is the field report's 1.7 hash, 1559107639); it never
-// writes.
+// ReadNode asks the engine (here a fake one, behind the real docker CLI)
+// only for kubelet-made app containers and reads the hash from
+// dockershim's annotation label, in hex as kuberuntime writes it
+// (0x5cee1837 is the field report's 1.7 hash, 1559107639); it never
+// writes, and never inspects (an inspect takes the container's lock).
 func TestReadNode(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	ln, err := net.Listen("unix", sock)
@@ -34,7 +35,17 @@ func TestReadNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(methods) != 1 || methods[0] != "GET /containers/json" || !strings.Contains(filters[0], "io.kubernetes.docker.type=container") {
+	lists := 0
+	for i, m := range methods {
+		switch {
+		case strings.HasSuffix(m, "/_ping") && (strings.HasPrefix(m, "HEAD ") || strings.HasPrefix(m, "GET ")):
+		case strings.HasPrefix(m, "GET ") && strings.HasSuffix(m, "/containers/json") && strings.Contains(filters[i], "io.kubernetes.docker.type=container"):
+			lists++
+		default:
+			t.Errorf("request %s (filters %s): not a ping or the filtered list", m, filters[i])
+		}
+	}
+	if lists != 1 {
 		t.Errorf("requests: %v %v", methods, filters)
 	}
 	if len(st.Containers) != 1 || st.Containers[0].Hash != 1559107639 || st.Containers[0].PodUID != "u1" {

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/tools/execx"
 )
 
 const onePatch = `From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001

@@ -10,14 +10,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/controlplane"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Network is the rehearsal engine's bridge: node containers sit on it and
@@ -127,10 +131,13 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), BinDir: o.ControlPlaneBin, Address: addr, Log: log},
 		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.ControlPlane().Kubeconfig()},
 	}
+	var mu sync.Mutex // steps run side by side where they do not wait on each other
 	step := func(name string, f func() error) error {
 		start := time.Now()
 		err := f()
+		mu.Lock()
 		c.Timings[name] = time.Since(start)
+		mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -149,55 +156,66 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {
 		return nil, err
 	}
+	// FROM's kubelet, the control plane, the node image and the node
+	// tools need nothing of each other: made side by side.
 	var fromKubelet string
-	if err := step("kubelet "+o.From.Release, func() (err error) {
-		fromKubelet, err = kubeletFor(ctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := step("control plane", func() (err error) {
-		if c.CP.Etcd, err = controlplane.EnsureEtcd(ctx, l.Cache(), log); err != nil {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return step("kubelet "+o.From.Release, func() (err error) {
+			fromKubelet, err = kubeletFor(gctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
 			return err
-		}
-		if err := c.CP.WritePKI(); err != nil {
+		})
+	})
+	g.Go(func() error {
+		return step("control plane", func() (err error) {
+			if c.CP.Etcd, err = controlplane.EnsureEtcd(gctx, l.Cache(), log); err != nil {
+				return err
+			}
+			if err := c.CP.WritePKI(); err != nil {
+				return err
+			}
+			return c.CP.Start(gctx)
+		})
+	})
+	g.Go(func() error {
+		return step("node image", func() (err error) {
+			c.nodes.Image, err = nodes.EnsureImage(gctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir(l.Root)})
 			return err
-		}
-		return c.CP.Start(ctx)
-	}); err != nil {
-		return nil, err
-	}
-	if err := step("node image", func() (err error) {
-		c.nodes.Image, err = nodes.EnsureImage(ctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir(l.Root)})
-		return err
-	}); err != nil {
-		return nil, err
-	}
-	if err := step("node tools", func() (err error) {
-		if c.nodes.CNIBinDir, err = nodes.BuildCNIPlugins(ctx, filepath.Join(o.Matrix.OutputDir(), "cni")); err != nil {
-			return err
-		}
-		if needsClamp() {
-			c.nodes.RuncClamp = filepath.Join(l.Dir, "runc-clamp")
-			return nodes.BuildRuncClamp(ctx, l.Root, c.nodes.RuncClamp)
-		}
-		return nil
-	}); err != nil {
+		})
+	})
+	g.Go(func() error {
+		return step("node tools", func() (err error) {
+			if c.nodes.CNIBinDir, err = nodes.BuildCNIPlugins(gctx, filepath.Join(o.Matrix.OutputDir(), "cni")); err != nil {
+				return err
+			}
+			if needsClamp() {
+				c.nodes.RuncClamp = filepath.Join(l.Dir, "runc-clamp")
+				return nodes.BuildRuncClamp(gctx, l.Root, c.nodes.RuncClamp)
+			}
+			return nil
+		})
+	})
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	st := state{From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
 	if err := step("nodes", func() error {
+		c.Nodes = make([]*nodes.Node, o.Nodes)
+		g, gctx := errgroup.WithContext(ctx)
 		for i := 1; i <= o.Nodes; i++ {
 			name := fmt.Sprintf("node-%d", i)
-			if err := c.CP.NodeCredentials(l.NodeConfig(name), nodes.NodeConfigDir, name); err != nil {
-				return err
-			}
-			n, err := c.nodes.Create(ctx, nodes.Spec{Name: name, Index: i, ConfigDir: l.NodeConfig(name)})
-			if err != nil {
-				return err
-			}
-			c.Nodes = append(c.Nodes, n)
 			st.Nodes = append(st.Nodes, nodeState{Name: name, Index: i})
+			g.Go(func() error {
+				if err := c.CP.NodeCredentials(l.NodeConfig(name), nodes.NodeConfigDir, name); err != nil {
+					return err
+				}
+				n, err := c.nodes.Create(gctx, nodes.Spec{Name: name, Index: i, ConfigDir: l.NodeConfig(name)})
+				c.Nodes[i-1] = n
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
 		}
 		return c.wire(ctx)
 	}); err != nil {
@@ -207,13 +225,17 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	if err := step("kubelets "+o.From.Release, func() error {
+		g, gctx := errgroup.WithContext(ctx)
 		for _, n := range c.Nodes {
-			if _, err := n.StartKubeProxy(ctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
-				return err
-			}
-			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
-				return err
-			}
+			g.Go(func() error {
+				if _, err := n.StartKubeProxy(gctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
+					return err
+				}
+				return c.StartKubelet(gctx, n, o.From, matrix.Vanilla, fromKubelet)
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
 		}
 		return c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute)
 	}); err != nil {
@@ -302,7 +324,7 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 			resolved = append(resolved, ref)
 			continue
 		}
-		if _, err := c.nodes.Engine.Docker(ctx, "image", "inspect", ref); err == nil {
+		if _, err := c.nodes.Engine.Run(ctx, "image", "inspect", ref); err == nil {
 			resolved = append(resolved, ref)
 			continue
 		}
@@ -310,7 +332,7 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 		if err := os.MkdirAll(filepath.Dir(tar), 0o755); err != nil {
 			return err
 		}
-		if _, err := execx.Run(ctx, execx.Cmd{Name: "/usr/bin/docker", Args: []string{"save", "-o", tar + ".tmp", ref}}); err != nil {
+		if _, err := docker.Machine().Run(ctx, "save", "-o", tar+".tmp", ref); err != nil {
 			os.Remove(tar + ".tmp")
 			return fmt.Errorf("image %s: on neither the rehearsal's engine nor the machine's: %w", ref, err)
 		}
@@ -319,10 +341,12 @@ func (c *Cluster) LoadImages(ctx context.Context, refs []string) error {
 		}
 		resolved = append(resolved, tar)
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	for _, n := range c.Nodes {
-		if err := n.LoadImages(ctx, resolved...); err != nil {
-			return err
-		}
+		g.Go(func() error { return n.LoadImages(gctx, resolved...) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	return nil
 }

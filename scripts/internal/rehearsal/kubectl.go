@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Kubectl runs the control plane's own kubectl against the cluster.

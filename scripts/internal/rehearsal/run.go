@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/nodes"
 	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/tools/poll"
 )
 
 //go:embed workloads/*.yaml
@@ -396,18 +398,22 @@ func (c *Cluster) kubeletVersion(ctx context.Context, node string) (string, erro
 
 // waitNodeReady waits until node is Ready and reports kubelet version want.
 func (c *Cluster) waitNodeReady(ctx context.Context, node, want string, timeout time.Duration) error {
-	return poll(ctx, timeout, 2*time.Second, func() (bool, string) {
+	err := poll.Until(ctx, timeout, 2*time.Second, func(ctx context.Context) (bool, error) {
 		ns, err := c.apiNodes(ctx)
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
 		n, ok := ns[node]
 		if !ok {
-			return false, "node not registered"
+			return false, errors.New("node not registered")
 		}
 		got := n.Status.NodeInfo.KubeletVersion
-		return n.ready() && got == want, fmt.Sprintf("Ready=%v kubelet %s (want %s)", n.ready(), got, want)
-	}, "node "+node)
+		return n.ready() && got == want, fmt.Errorf("Ready=%v kubelet %s (want %s)", n.ready(), got, want)
+	})
+	if err != nil {
+		return fmt.Errorf("node %s: %w", node, err)
+	}
+	return nil
 }
 
 // WaitNodesReady waits for every node Ready under release r.
@@ -423,10 +429,10 @@ func (c *Cluster) WaitNodesReady(ctx context.Context, r *matrix.Release, v matri
 // waitPodsReady waits until every pod (on node, or anywhere for "") is
 // Ready, or has run to completion.
 func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.Duration) error {
-	return poll(ctx, timeout, 2*time.Second, func() (bool, string) {
+	err := poll.Until(ctx, timeout, 2*time.Second, func(ctx context.Context) (bool, error) {
 		pods, _, err := c.Kubectl.Pods(ctx)
 		if err != nil {
-			return false, err.Error()
+			return false, err
 		}
 		var waiting []string
 		for _, k := range verdict.SortedKeys(pods) {
@@ -436,27 +442,12 @@ func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.D
 			}
 		}
 		if len(pods) == 0 {
-			return false, "no pods yet"
+			return false, errors.New("no pods yet")
 		}
-		return len(waiting) == 0, "not Ready: " + strings.Join(waiting, ", ")
-	}, "pods")
-}
-
-// poll calls f every interval until it says done or timeout passes.
-func poll(ctx context.Context, timeout, interval time.Duration, f func() (bool, string), what string) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, status := f()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not ready after %s: %s", what, timeout, status)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
+		return len(waiting) == 0, fmt.Errorf("not Ready: %s", strings.Join(waiting, ", "))
+	})
+	if err != nil {
+		return fmt.Errorf("pods: %w", err)
 	}
+	return nil
 }

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/tools/execx"
 )
 
 // CheckInput names the released files and what they must hold.

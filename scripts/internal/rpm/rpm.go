@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Options describe the RPMs of one release+variant.

@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/tools/execx"
 )
 
 // KubernetesModule is the main module every kubelet is built from.

@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/mod/semver"
 
-	"kubelet-toolchain/scripts/internal/execx"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Report is what a smoke run observed.

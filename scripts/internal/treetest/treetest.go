@@ -11,9 +11,9 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/execx"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Packages returns the tree-relative directories that the given series

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+
+	"kubelet-toolchain/tools/poll"
 )
 
 // Daemon is a process that outlives the toolchain: the rehearsal's control
@@ -99,22 +101,14 @@ func StopDaemon(pidFile, marker string, grace time.Duration) (bool, error) {
 		}
 		return false, nil
 	}
-	syscall.Kill(pid, syscall.SIGTERM)
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if _, alive := DaemonPid(pidFile, marker); !alive {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+	gone := func(context.Context) (bool, error) {
+		_, alive := DaemonPid(pidFile, marker)
+		return !alive, nil
 	}
-	if _, alive := DaemonPid(pidFile, marker); alive {
+	syscall.Kill(pid, syscall.SIGTERM)
+	if poll.Until(context.Background(), grace, 100*time.Millisecond, gone) != nil {
 		syscall.Kill(pid, syscall.SIGKILL)
-		for i := 0; i < 100; i++ {
-			if _, alive := DaemonPid(pidFile, marker); !alive {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		poll.Until(context.Background(), 5*time.Second, 50*time.Millisecond, gone)
 	}
 	return true, os.Remove(pidFile)
 }

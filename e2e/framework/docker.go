@@ -270,22 +270,15 @@ func (d *Docker) WatchEvents(ctx context.Context) (*EventLog, error) {
 	go func() {
 		defer close(l.done)
 		d.cli.Stream(ctx, func(line []byte) {
-			var m struct {
-				Action   string `json:"Action"`
-				TimeNano int64  `json:"timeNano"`
-				Actor    struct {
-					ID         string            `json:"ID"`
-					Attributes map[string]string `json:"Attributes"`
-				} `json:"Actor"`
-			}
-			if json.Unmarshal(line, &m) != nil {
+			e, err := docker.ParseEvent(line)
+			if err != nil {
 				return
 			}
-			key := Container{Labels: m.Actor.Attributes}.Key()
+			key := Container{Labels: e.Attributes}.Key()
 			l.mu.Lock()
-			l.events = append(l.events, Event{Action: m.Action, ID: m.Actor.ID, Key: key, Time: time.Unix(0, m.TimeNano)})
+			l.events = append(l.events, Event{Action: e.Action, ID: e.ID, Key: key, Time: e.Time})
 			l.mu.Unlock()
-		}, "events", "--since", since, "--filter", "type=container", "--format", "{{json .}}")
+		}, "events", "--since", since, "--filter", "type=container", "--format", docker.EventsFormat)
 	}()
 	return l, nil
 }

@@ -154,3 +154,33 @@ func Machine() Client {
 	}
 	return Client{Socket: "/var/run/docker.sock"}
 }
+
+// EventsFormat makes docker events print one JSON object per line.
+const EventsFormat = "{{json .}}"
+
+// Event is one container event.
+type Event struct {
+	Time   time.Time
+	Action string // create, start, die, destroy, kill, exec_start, ...
+	ID     string
+	// Attributes hold the container's labels (io.kubernetes.pod.name,
+	// io.kubernetes.pod.uid, io.kubernetes.container.name, ...), its name
+	// and image.
+	Attributes map[string]string
+}
+
+// ParseEvent reads one line of docker events --format EventsFormat.
+func ParseEvent(line []byte) (Event, error) {
+	var raw struct {
+		Action   string `json:"Action"`
+		TimeNano int64  `json:"timeNano"`
+		Actor    struct {
+			ID         string            `json:"ID"`
+			Attributes map[string]string `json:"Attributes"`
+		} `json:"Actor"`
+	}
+	if err := json.Unmarshal(line, &raw); err != nil {
+		return Event{}, fmt.Errorf("event %q: %w", line, err)
+	}
+	return Event{Time: time.Unix(0, raw.TimeNano), Action: raw.Action, ID: raw.Actor.ID, Attributes: raw.Actor.Attributes}, nil
+}

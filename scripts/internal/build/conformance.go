@@ -119,17 +119,15 @@ func packageName(dir string) (string, error) {
 // (pkg/generated/bindata.go, its translations, ships in the module zip.)
 func bindataStep(ctx context.Context, o Options) Step {
 	return Step{"generate-bindata", func(tree string) error {
-		r := o.Release
 		gopath := filepath.Dir(filepath.Dir(filepath.Dir(tree)))
 		scratch, err := os.MkdirTemp("", "go-bindata-")
 		if err != nil {
 			return err
 		}
 		defer fsutil.RemoveAll(scratch)
-		env := []string{"GOTOOLCHAIN=" + r.Go, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0", "GOPATH=" + gopath}
-		gen := filepath.Join(scratch, "go-bindata")
-		if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: []string{"build", "-o", gen, "k8s.io/kubernetes/vendor/github.com/jteeuwen/go-bindata/go-bindata"}, Dir: gopath, Env: env}); err != nil {
-			return fmt.Errorf("building go-bindata: %w", err)
+		gen, env, err := buildTreeTool(ctx, o.Release, gopath, "k8s.io/kubernetes/vendor/github.com/jteeuwen/go-bindata/go-bindata", scratch)
+		if err != nil {
+			return err
 		}
 		const out = "test/e2e/generated/bindata.go"
 		if _, err := execx.Run(ctx, execx.Cmd{Name: gen, Args: []string{"-nometadata", "-o", out, "-pkg", "generated",

@@ -158,10 +158,9 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 		return err
 	}
 	defer fsutil.RemoveAll(scratch)
-	env := []string{"GOTOOLCHAIN=" + r.Go, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0", "GOPATH=" + gopath}
-	gen := filepath.Join(scratch, "openapi-gen")
-	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: []string{"build", "-o", gen, "k8s.io/kubernetes/vendor/k8s.io/code-generator/cmd/openapi-gen"}, Dir: gopath, Env: env}); err != nil {
-		return fmt.Errorf("building openapi-gen: %w", err)
+	gen, env, err := buildTreeTool(ctx, r, gopath, "k8s.io/kubernetes/vendor/k8s.io/code-generator/cmd/openapi-gen", scratch)
+	if err != nil {
+		return err
 	}
 	dirs, err := OpenAPIDirs(tree)
 	if err != nil {
@@ -195,6 +194,18 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 	}
 	fmt.Fprintf(log, "    generated pkg/generated/openapi/zz_generated.openapi.go from %d packages (%d kB)\n", len(pkgs), fi.Size()/1000)
 	return nil
+}
+
+// buildTreeTool builds a generator the tree vendors (openapi-gen,
+// go-bindata) into dir, as upstream's build does, and returns it with the
+// GOPATH environment to run it in.
+func buildTreeTool(ctx context.Context, r *matrix.Release, gopath, pkg, dir string) (string, []string, error) {
+	env := []string{"GOTOOLCHAIN=" + r.Go, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0", "GOPATH=" + gopath}
+	bin := filepath.Join(dir, filepath.Base(pkg))
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: []string{"build", "-o", bin, pkg}, Dir: gopath, Env: env}); err != nil {
+		return "", nil, fmt.Errorf("building %s: %w", filepath.Base(pkg), err)
+	}
+	return bin, env, nil
 }
 
 // openAPIRoots are the directories upstream's generators search

@@ -3,7 +3,6 @@ package nodes
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -15,46 +14,20 @@ import (
 )
 
 // Event is one container event of a node's inner engine.
-type Event struct {
-	Time   time.Time
-	Action string // create, start, die, destroy, kill, exec_start, ...
-	ID     string
-	// Attributes hold the container's labels (io.kubernetes.pod.name,
-	// io.kubernetes.pod.namespace, io.kubernetes.pod.uid,
-	// io.kubernetes.container.name, ...), its name and image.
-	Attributes map[string]string
-}
-
-// eventsFormat makes docker events print one JSON object per line.
-const eventsFormat = "{{json .}}"
-
-func parseEvent(line []byte) (Event, error) {
-	var raw struct {
-		Action   string `json:"Action"`
-		TimeNano int64  `json:"timeNano"`
-		Actor    struct {
-			ID         string            `json:"ID"`
-			Attributes map[string]string `json:"Attributes"`
-		} `json:"Actor"`
-	}
-	if err := json.Unmarshal(line, &raw); err != nil {
-		return Event{}, fmt.Errorf("event %q: %w", line, err)
-	}
-	return Event{Time: time.Unix(0, raw.TimeNano), Action: raw.Action, ID: raw.Actor.ID, Attributes: raw.Actor.Attributes}, nil
-}
+type Event = docker.Event
 
 // Events returns the inner engine's container events from since until
 // now. dockerd keeps only its last 256 events in memory: for anything
 // longer than a short window use RecordEvents.
 func (n *Node) Events(ctx context.Context, since time.Time) ([]Event, error) {
 	out, err := n.Docker(ctx, "events", "--filter", "type=container",
-		"--since", unixNano(since), "--until", unixNano(time.Now()), "--format", eventsFormat)
+		"--since", unixNano(since), "--until", unixNano(time.Now()), "--format", docker.EventsFormat)
 	if err != nil {
 		return nil, fmt.Errorf("node %s: events: %w", n.Name, err)
 	}
 	var evs []Event
 	for _, l := range docker.Lines(out) {
-		ev, err := parseEvent([]byte(l))
+		ev, err := docker.ParseEvent([]byte(l))
 		if err != nil {
 			return nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}
@@ -81,7 +54,7 @@ func (n *Node) RecordEvents(ctx context.Context) (*EventRecorder, error) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	p, err := execx.Start(ctx, withIO(n.cluster.Engine.Cmd("exec", "-i", n.Container, "sh", "-c",
-		`docker events --filter type=container --format '`+eventsFormat+`' & p=$!; cat >/dev/null; kill $p`),
+		`docker events --filter type=container --format '`+docker.EventsFormat+`' & p=$!; cat >/dev/null; kill $p`),
 		inR, outW, 24*time.Hour))
 	if err != nil {
 		return nil, fmt.Errorf("node %s: record events: %w", n.Name, err)
@@ -93,7 +66,7 @@ func (n *Node) RecordEvents(ctx context.Context) (*EventRecorder, error) {
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			ev, err := parseEvent(sc.Bytes())
+			ev, err := docker.ParseEvent(sc.Bytes())
 			r.mu.Lock()
 			if err != nil && r.err == nil {
 				r.err = err

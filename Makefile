@@ -95,7 +95,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
 	tools/engine-up.sh
-	scripts/e2e.sh tls
+	e2e/run.sh tls
 	$(MAKE) --no-print-directory verify-checksums
 	$(MAKE) --no-print-directory package VERSION=1.9.11
 	$(MAKE) --no-print-directory check-package VERSION=1.9.11
@@ -123,7 +123,7 @@ e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, star
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	tools/engine-up.sh
-	scripts/e2e.sh $(FOCUS)
+	e2e/run.sh $(FOCUS)
 
 .PHONY: engine-down
 engine-down: ## Stop the Docker Engine the e2e started

@@ -19,7 +19,7 @@ import (
 )
 
 // EngineSocketEnv names the variable pointing the suites at the e2e's own
-// Docker Engine (scripts/e2e.sh sets it).
+// Docker Engine (e2e/run.sh sets it).
 const EngineSocketEnv = "E2E_DOCKER_SOCKET"
 
 // EngineLabel is the daemon label tools/engine-up.sh gives its engine,

@@ -4,7 +4,7 @@
 # run against the e2e's own Docker Engine (tools/engine-up.sh), never the
 # machine's: E2E_DOCKER_SOCKET, default _output/engine/docker.sock.
 #
-#   scripts/e2e.sh [suite...]     default: upgrade inspect-hang orphan rehearsal
+#   e2e/run.sh [suite...]     default: upgrade inspect-hang orphan rehearsal
 #
 # The rehearsal suite runs `toolchain rehearsal` (its own engine, nodes and
 # control plane) and removes all of it at the end.

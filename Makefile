@@ -82,7 +82,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	cd scripts && go test ./...
 	cd tools && go test ./...
-	cd e2e && go test ./dockerproxy
+	cd e2e && go test ./dockerproxy ./conformance
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
@@ -124,6 +124,15 @@ e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, star
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	tools/engine-up.sh
 	e2e/run.sh $(FOCUS)
+
+.PHONY: conformance
+conformance: $(TOOLCHAIN) ## Upstream's node conformance suite judges a kubelet: make conformance VERSION=1.9.11 [VARIANT=patched|vanilla] [KUBELET=<release>] [KUBELET_BINARY=path] [FOCUS=re] [SKIP=re]
+	@scripts/prereqs.sh
+	@$(CLI) conformance-suite --release "$(VERSION)"
+	@[ -n "$(KUBELET_BINARY)" ] || $(CLI) kubelet --release "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)"
+	@tools/engine-up.sh
+	cd e2e && go run ./cmd/conformance --suite "$(VERSION)" --kubelet "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)" \
+	  --kubelet-binary "$(KUBELET_BINARY)" --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
 
 .PHONY: engine-down
 engine-down: ## Stop the Docker Engine the e2e started

@@ -14,6 +14,7 @@ command -v xz >/dev/null || missing+=(xz-utils)
 command -v rpmbuild >/dev/null || missing+=(rpm)
 command -v dpkg-source >/dev/null || missing+=(dpkg-dev)
 [ -x /usr/bin/docker ] || missing+=(docker.io) # the docker CLI: how the toolchain reads any engine
+dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static) # the conformance images FROM busybox
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"

@@ -75,6 +75,9 @@ type KubeletOptions struct {
 	Args []string
 	// Env is appended to the kubelet's environment, e.g. GODEBUG=....
 	Env []string
+	// Binary, when set, is run instead of the release's built kubelet (a
+	// packager's own rebuild).
+	Binary string
 }
 
 // Kubelet is one running kubelet process.

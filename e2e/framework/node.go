@@ -99,7 +99,11 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	if n.AllowPrivileged && minor(release) <= 14 {
 		opts.Args = append([]string{"--allow-privileged=true"}, opts.Args...)
 	}
-	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: KubeletBinary(n.Root, release, variant),
+	bin := opts.Binary
+	if bin == "" {
+		bin = KubeletBinary(n.Root, release, variant)
+	}
+	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: bin,
 		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
 		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
 		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, KubeletOptions: opts})

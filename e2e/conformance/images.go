@@ -1,0 +1,281 @@
+// Package conformance runs upstream's node conformance suite
+// (e2e_node.test, built by `make conformance-suite`) against a kubelet
+// the e2e framework starts on the e2e's own engine: the images its specs
+// run, built here under upstream's names, and the suite's results read
+// back from its JUnit report.
+package conformance
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
+)
+
+// Image is one image the conformance specs run. There is no registry
+// here: each is built under upstream's exact name and tag from what its
+// Dockerfile in test/images says, the programs from the tree's own
+// sources.
+type Image struct {
+	Ref string
+	// Busybox lays Debian's busybox-static and its applets in, as
+	// upstream's images FROM busybox have them.
+	Busybox bool
+	// Programs maps a path in the image to a Go program under the tree's
+	// test/images, built static.
+	Programs map[string]string
+	// Dirs are directories to create (a Dockerfile's RUN mkdir).
+	Dirs []string
+	// Changes are `docker import --change` lines (ENTRYPOINT, CMD, USER, EXPOSE).
+	Changes []string
+}
+
+func e2eImage(name, tag string) string {
+	return "gcr.io/kubernetes-e2e-test-images/" + name + "-amd64:" + tag
+}
+
+// Images are the images of test/utils/image/manifest.go and the suite's
+// whitelists that the [Conformance] specs run, built as each one's
+// Dockerfile (1.9.11) builds it.
+var Images = []Image{
+	{Ref: "busybox:latest", Busybox: true, Changes: []string{`CMD ["sh"]`}},
+	{Ref: e2eImage("mounttest", "1.0"), Programs: map[string]string{"/mounttest": "mounttest"},
+		Changes: []string{`ENTRYPOINT ["/mounttest"]`}},
+	// FROM mounttest, USER 1001.
+	{Ref: e2eImage("mounttest-user", "1.0"), Programs: map[string]string{"/mounttest": "mounttest"},
+		Changes: []string{`ENTRYPOINT ["/mounttest"]`, "USER 1001"}},
+	{Ref: e2eImage("liveness", "1.0"), Programs: map[string]string{"/server": "liveness"}},
+	{Ref: e2eImage("test-webserver", "1.0"), Programs: map[string]string{"/test-webserver": "test-webserver"},
+		Changes: []string{`ENTRYPOINT ["/test-webserver"]`, "EXPOSE 80"}},
+	{Ref: e2eImage("entrypoint-tester", "1.0"), Programs: map[string]string{"/ep": "entrypoint-tester", "/ep-2": "entrypoint-tester"},
+		Changes: []string{`ENTRYPOINT ["/ep"]`, `CMD ["default", "arguments"]`, "EXPOSE 8080"}},
+	{Ref: e2eImage("netexec", "1.0"), Busybox: true, Programs: map[string]string{"/netexec": "netexec"}, Dirs: []string{"/uploads"},
+		Changes: []string{`ENTRYPOINT ["/netexec"]`, "EXPOSE 8080", "EXPOSE 8081"}},
+	{Ref: e2eImage("serve-hostname", "1.0"), Busybox: true, Programs: map[string]string{"/serve_hostname": "serve-hostname"},
+		Changes: []string{`ENTRYPOINT ["/serve_hostname"]`, "EXPOSE 9376"}},
+}
+
+// Busybox is Debian's static busybox (scripts/prereqs.sh installs it).
+const Busybox = "/bin/busybox"
+
+// srcLabel carries the hash of what an image was built from: an image
+// whose label matches is not built again.
+const srcLabel = "io.kubelet-toolchain.src"
+
+// EnsureImages builds every image whose sources changed into the engine,
+// its programs from the tree under gopath (the suite's prepared tree).
+func EnsureImages(ctx context.Context, engine docker.Client, gopath string, log io.Writer) error {
+	scratch, err := os.MkdirTemp("", "conformance-images-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	for _, img := range Images {
+		if err := ensure(ctx, engine, gopath, scratch, img, log); err != nil {
+			return fmt.Errorf("image %s: %w", img.Ref, err)
+		}
+	}
+	return nil
+}
+
+func ensure(ctx context.Context, engine docker.Client, gopath, scratch string, img Image, log io.Writer) error {
+	src, err := sourceHash(gopath, img)
+	if err != nil {
+		return err
+	}
+	if got, err := engine.Run(ctx, "image", "inspect", "--format", `{{index .Config.Labels "`+srcLabel+`"}}`, img.Ref); err == nil && got == src {
+		return nil
+	}
+	start := time.Now()
+	rootfs := filepath.Join(scratch, strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref))
+	if err := os.MkdirAll(rootfs, 0o755); err != nil {
+		return err
+	}
+	if img.Busybox {
+		if err := layBusybox(ctx, rootfs); err != nil {
+			return err
+		}
+	}
+	for _, d := range append([]string{"/tmp"}, img.Dirs...) {
+		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.Chmod(filepath.Join(rootfs, "tmp"), 0o1777); err != nil {
+		return err
+	}
+	for path, prog := range img.Programs {
+		if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Dir: gopath,
+			Args: []string{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(rootfs, path), "k8s.io/kubernetes/test/images/" + prog},
+			Env:  []string{"GOPATH=" + gopath, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0"}}); err != nil {
+			return fmt.Errorf("building %s: %w", prog, err)
+		}
+	}
+	var tarball bytes.Buffer
+	if err := tarDir(rootfs, &tarball); err != nil {
+		return err
+	}
+	args := []string{"import"}
+	for _, c := range append(img.Changes, "LABEL "+srcLabel+"="+src) {
+		args = append(args, "--change", c)
+	}
+	if _, err := engine.RunWith(ctx, &tarball, 5*time.Minute, append(args, "-", img.Ref)...); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "built image %s (src %s) in %s\n", img.Ref, src, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// layBusybox puts busybox at /bin/busybox with a symlink per applet (the
+// paths `busybox --list-full` names), and the /etc files a shell expects.
+func layBusybox(ctx context.Context, rootfs string) error {
+	data, err := os.ReadFile(Busybox)
+	if err != nil {
+		return fmt.Errorf("%w (Debian's busybox-static: scripts/prereqs.sh installs it)", err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: %w", Busybox, err)
+	}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked: install busybox-static", Busybox)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(rootfs, "bin", "busybox"), data, 0o755); err != nil {
+		return err
+	}
+	out, err := execx.Run(ctx, execx.Cmd{Name: Busybox, Args: []string{"--list-full"}})
+	if err != nil {
+		return err
+	}
+	for _, applet := range strings.Fields(string(out)) {
+		link := filepath.Join(rootfs, applet)
+		if applet == "bin/busybox" {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			return err
+		}
+		if err := os.Symlink("/bin/busybox", link); err != nil {
+			return err
+		}
+	}
+	for name, content := range map[string]string{
+		"etc/passwd": "root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/home:/bin/false\n",
+		"etc/group":  "root:x:0:\nnogroup:x:65534:\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(rootfs, filepath.Dir(name)), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(rootfs, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"root", "home", "var", "dev", "proc", "sys"} {
+		if err := os.MkdirAll(filepath.Join(rootfs, d), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sourceHash hashes what an image is built from: its definition, the
+// busybox binary, and every file of its programs' directories.
+func sourceHash(gopath string, img Image) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n", img.Ref, img.Busybox, img.Dirs, img.Changes)
+	var paths []string
+	for p := range img.Programs {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	files := []string{}
+	if img.Busybox {
+		files = append(files, Busybox)
+	}
+	for _, p := range paths {
+		dir := filepath.Join(gopath, "src", "k8s.io", "kubernetes", "test", "images", img.Programs[p])
+		fmt.Fprintf(h, "%s=%s\n", p, img.Programs[p])
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return "", err
+		}
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// tarDir writes dir as a tarball owned by root, as docker import wants it.
+func tarDir(dir string, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		link := ""
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if link, err = os.Readlink(path); err != nil {
+				return err
+			}
+		}
+		hdr, err := tar.FileInfoHeader(fi, link)
+		if err != nil {
+			return err
+		}
+		hdr.Name, hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = rel, 0, 0, "root", "root"
+		if d.IsDir() {
+			hdr.Name += "/"
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			f, err := os.Open(path)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			_, err = io.Copy(tw, f)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}

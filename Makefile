@@ -82,7 +82,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	cd scripts && go test ./...
 	cd tools && go test ./...
-	cd e2e && go test ./dockerproxy ./conformance
+	cd e2e && go vet ./... && go test ./dockerproxy ./conformance
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
@@ -131,7 +131,8 @@ conformance: $(TOOLCHAIN) ## Upstream's node conformance suite judges a kubelet:
 	@$(CLI) conformance-suite --release "$(VERSION)"
 	@[ -n "$(KUBELET_BINARY)" ] || $(CLI) kubelet --release "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)"
 	@tools/engine-up.sh
-	cd e2e && go run ./cmd/conformance --suite "$(VERSION)" --kubelet "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)" \
+	cd e2e && go build -o ../$(OUTPUT)/bin/conformance ./cmd/conformance
+	$(OUTPUT)/bin/conformance --suite "$(VERSION)" --kubelet "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)" \
 	  --kubelet-binary "$(KUBELET_BINARY)" --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
 
 .PHONY: engine-down

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"kubelet-toolchain/tools/debroot"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 )
@@ -34,6 +35,10 @@ type Image struct {
 	// Busybox lays Debian's busybox-static and its applets in, as
 	// upstream's images FROM busybox have them.
 	Busybox bool
+	// Debian, when set, makes the image a Debian minbase root with these
+	// packages, for images FROM a distribution whose programs the specs
+	// run (nginx, curl): the same programs, from Debian's packages.
+	Debian []string
 	// Programs maps a path in the image to a Go program under the tree's
 	// test/images, built static.
 	Programs map[string]string
@@ -66,7 +71,17 @@ var Images = []Image{
 		Changes: []string{`ENTRYPOINT ["/netexec"]`, "EXPOSE 8080", "EXPOSE 8081"}},
 	{Ref: e2eImage("serve-hostname", "1.0"), Busybox: true, Programs: map[string]string{"/serve_hostname": "serve-hostname"},
 		Changes: []string{`ENTRYPOINT ["/serve_hostname"]`, "EXPOSE 9376"}},
+	// FROM alpine:3.6 with curl, netcat-openbsd and iproute2 (the
+	// lifecycle-hook specs' handlers curl from it).
+	{Ref: e2eImage("hostexec", "1.1"), Debian: []string{"curl", "netcat-openbsd", "iproute2"},
+		Changes: []string{`CMD ["/bin/sh", "-c", "while true; do sleep 1d; done"]`}},
+	// nginx serving its default page on port 80.
+	{Ref: "gcr.io/google-containers/nginx-slim-amd64:0.20", Debian: []string{"nginx-light"},
+		Changes: []string{`CMD ["nginx", "-g", "daemon off;"]`, "EXPOSE 80"}},
 }
+
+// DebianSuite is the suite the Debian-based images are built from.
+const DebianSuite = "bookworm"
 
 // Busybox is Debian's static busybox (scripts/prereqs.sh installs it).
 const Busybox = "/bin/busybox"
@@ -76,23 +91,33 @@ const Busybox = "/bin/busybox"
 const srcLabel = "io.kubelet-toolchain.src"
 
 // EnsureImages builds every image whose sources changed into the engine,
-// its programs from the tree under gopath (the suite's prepared tree).
-func EnsureImages(ctx context.Context, engine docker.Client, gopath string, log io.Writer) error {
+// its programs from the tree under gopath (the suite's prepared tree), the
+// Debian roots cached under cache.
+func EnsureImages(ctx context.Context, engine docker.Client, gopath, cache string, log io.Writer) error {
 	scratch, err := os.MkdirTemp("", "conformance-images-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(scratch)
 	for _, img := range Images {
-		if err := ensure(ctx, engine, gopath, scratch, img, log); err != nil {
+		if err := ensure(ctx, engine, gopath, scratch, cache, img, log); err != nil {
 			return fmt.Errorf("image %s: %w", img.Ref, err)
 		}
 	}
 	return nil
 }
 
-func ensure(ctx context.Context, engine docker.Client, gopath, scratch string, img Image, log io.Writer) error {
-	src, err := sourceHash(gopath, img)
+func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache string, img Image, log io.Writer) error {
+	var root *debroot.Root
+	rootKey := ""
+	if len(img.Debian) > 0 {
+		root = &debroot.Root{Suite: DebianSuite, Variant: "minbase", Packages: img.Debian}
+		var err error
+		if rootKey, err = root.Key(ctx, nil); err != nil {
+			return err
+		}
+	}
+	src, err := sourceHash(gopath, img, rootKey)
 	if err != nil {
 		return err
 	}
@@ -100,6 +125,24 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch string, i
 		return nil
 	}
 	start := time.Now()
+	if root != nil {
+		tarPath := filepath.Join(cache, "debian-"+rootKey+".tar")
+		if _, err := os.Stat(tarPath); err != nil {
+			if err := root.Build(ctx, tarPath, func(f string, a ...any) { fmt.Fprintf(log, f+"\n", a...) }); err != nil {
+				return err
+			}
+		}
+		f, err := os.Open(tarPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := importImage(ctx, engine, f, img, src); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "built image %s (src %s) in %s\n", img.Ref, src, time.Since(start).Round(100*time.Millisecond))
+		return nil
+	}
 	rootfs := filepath.Join(scratch, strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref))
 	if err := os.MkdirAll(rootfs, 0o755); err != nil {
 		return err
@@ -128,15 +171,21 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch string, i
 	if err := tarDir(rootfs, &tarball); err != nil {
 		return err
 	}
-	args := []string{"import"}
-	for _, c := range append(img.Changes, "LABEL "+srcLabel+"="+src) {
-		args = append(args, "--change", c)
-	}
-	if _, err := engine.RunWith(ctx, &tarball, 5*time.Minute, append(args, "-", img.Ref)...); err != nil {
+	if err := importImage(ctx, engine, &tarball, img, src); err != nil {
 		return err
 	}
 	fmt.Fprintf(log, "built image %s (src %s) in %s\n", img.Ref, src, time.Since(start).Round(100*time.Millisecond))
 	return nil
+}
+
+// importImage imports a root filesystem tarball as img, labelled with src.
+func importImage(ctx context.Context, engine docker.Client, tarball io.Reader, img Image, src string) error {
+	args := []string{"import"}
+	for _, c := range append(img.Changes, "LABEL "+srcLabel+"="+src) {
+		args = append(args, "--change", c)
+	}
+	_, err := engine.RunWith(ctx, tarball, 10*time.Minute, append(args, "-", img.Ref)...)
+	return err
 }
 
 // layBusybox puts busybox at /bin/busybox with a symlink per applet (the
@@ -197,10 +246,10 @@ func layBusybox(ctx context.Context, rootfs string) error {
 }
 
 // sourceHash hashes what an image is built from: its definition, the
-// busybox binary, and every file of its programs' directories.
-func sourceHash(gopath string, img Image) (string, error) {
+// busybox binary, the Debian root's key, and every file of its programs' directories.
+func sourceHash(gopath string, img Image, rootKey string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n", img.Ref, img.Busybox, img.Dirs, img.Changes)
+	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n%s\n", img.Ref, img.Busybox, img.Dirs, img.Changes, rootKey)
 	var paths []string
 	for p := range img.Programs {
 		paths = append(paths, p)

@@ -50,7 +50,12 @@ func ReadJUnit(dir string) ([]Result, error) {
 			r := Result{Name: strings.TrimSpace(c.Name), Outcome: "passed"}
 			switch {
 			case c.Failure != nil:
+				// Ginkgo v1 puts the failure in the element's text
+				// (location, message, location) and no message attribute.
 				r.Outcome, r.Message = "failed", strings.TrimSpace(c.Failure.Message)
+				if r.Message == "" {
+					r.Message = strings.TrimSpace(c.Failure.Body)
+				}
 			case c.Skipped != nil:
 				r.Outcome, r.Message = "skipped", c.Skipped.Message
 			}

@@ -83,7 +83,8 @@ func run(ctx context.Context, o options) (*conformance.Summary, error) {
 	}
 	engine := framework.EngineSocket(root)
 	gopath := filepath.Join(root, "_output", o.suite, "conformance", "gopath")
-	if err := conformance.EnsureImages(ctx, docker.Client{Socket: engine}, gopath, os.Stderr); err != nil {
+	cache := filepath.Join(root, "_output", "cache", "conformance-images")
+	if err := conformance.EnsureImages(ctx, docker.Client{Socket: engine}, gopath, cache, os.Stderr); err != nil {
 		return nil, err
 	}
 

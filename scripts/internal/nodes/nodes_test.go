@@ -2,8 +2,6 @@ package nodes
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,46 +50,6 @@ func TestKubeletArgs(t *testing.T) {
 		if _, err := KubeletArgs(bad, o); err == nil {
 			t.Errorf("release %q: want error", bad)
 		}
-	}
-}
-
-func TestAptMirror(t *testing.T) {
-	dir := t.TempDir()
-	list := filepath.Join(dir, "sources.list")
-	os.WriteFile(list, []byte("# comment\ndeb-src http://src.example/debian bookworm main\ndeb [arch=amd64 signed-by=/k.gpg] http://one.example/debian bookworm main contrib\n"), 0o644)
-	sources := filepath.Join(dir, "debian.sources")
-	os.WriteFile(sources, []byte("Types: deb\nURIs: http://sec.example/debian-security\nSuites: bookworm-security\nComponents: main\n\nTypes: deb\nURIs: http://two.example/debian\nSuites: bookworm bookworm-updates\nComponents: main\n"), 0o644)
-	missing := filepath.Join(dir, "nope.list")
-	for _, tc := range []struct {
-		files []string
-		want  string
-	}{
-		{[]string{missing, list, sources}, "http://one.example/debian"},
-		{[]string{sources, list}, "http://two.example/debian"},
-	} {
-		got, err := AptMirror(tc.files, "bookworm")
-		if err != nil || got != tc.want {
-			t.Errorf("%v: got %q, %v; want %q", tc.files, got, err, tc.want)
-		}
-	}
-	if _, err := AptMirror([]string{sources}, "trixie"); err == nil || !strings.Contains(err.Error(), "trixie") {
-		t.Errorf("want an error naming the suite, got %v", err)
-	}
-}
-
-func TestImageKey(t *testing.T) {
-	k := imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: x"))
-	for _, other := range []string{
-		imageKey([]string{"a", "b", "c"}, "minbase", "bookworm", []byte("Date: x")),
-		imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: y")),
-		imageKey([]string{"a", "b"}, "apt", "bookworm", []byte("Date: x")),
-	} {
-		if other == k {
-			t.Errorf("key %s did not change", k)
-		}
-	}
-	if k != imageKey([]string{"a", "b"}, "minbase", "bookworm", []byte("Date: x")) {
-		t.Error("key not stable")
 	}
 }
 

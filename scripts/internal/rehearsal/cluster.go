@@ -156,25 +156,17 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {
 		return nil, err
 	}
-	// FROM's kubelet, the control plane, the node image and the node
-	// tools need nothing of each other: made side by side.
+	// FROM's kubelet, the node image and the node tools need nothing of
+	// each other: made side by side. The control plane starts after them:
+	// a kube-scheduler started while the node image's mmdebstrap ran died
+	// once without a word in its log (CI, 2026-11-26), and its start takes
+	// seconds.
 	var fromKubelet string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return step("kubelet "+o.From.Release, func() (err error) {
 			fromKubelet, err = kubeletFor(gctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
 			return err
-		})
-	})
-	g.Go(func() error {
-		return step("control plane", func() (err error) {
-			if c.CP.Etcd, err = controlplane.EnsureEtcd(gctx, l.Cache(), log); err != nil {
-				return err
-			}
-			if err := c.CP.WritePKI(); err != nil {
-				return err
-			}
-			return c.CP.Start(gctx)
 		})
 	})
 	g.Go(func() error {
@@ -196,6 +188,17 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		})
 	})
 	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if err := step("control plane", func() (err error) {
+		if c.CP.Etcd, err = controlplane.EnsureEtcd(ctx, l.Cache(), log); err != nil {
+			return err
+		}
+		if err := c.CP.WritePKI(); err != nil {
+			return err
+		}
+		return c.CP.Start(ctx)
+	}); err != nil {
 		return nil, err
 	}
 	st := state{From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}

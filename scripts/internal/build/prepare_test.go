@@ -17,17 +17,8 @@ import (
 
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/testfile"
 )
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fakeRelease is a tiny modules-era "Kubernetes" that builds offline: a
 // module zip of k8s.io/kubernetes with a cmd/kubelet and no dependencies,
@@ -35,9 +26,9 @@ func write(t *testing.T, path, data string) {
 func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	t.Helper()
 	src := t.TempDir()
-	write(t, filepath.Join(src, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.26\n")
-	write(t, filepath.Join(src, "go.sum"), "")
-	write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
+	testfile.Write(t, filepath.Join(src, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.26\n")
+	testfile.Write(t, filepath.Join(src, "go.sum"), "")
+	testfile.Write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
 	zipPath := filepath.Join(t.TempDir(), "v1.99.0.zip")
 	f, err := os.Create(zipPath)
 	if err != nil {
@@ -52,8 +43,8 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 		t.Fatal(err)
 	}
 	root := t.TempDir()
-	write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
-	write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
+	testfile.Write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
+	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
 	r := &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
 		Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
 	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
@@ -75,7 +66,7 @@ func TestRunPreparesSwapsAndMarks(t *testing.T) {
 	o := Options{Matrix: m, Release: r, Variant: matrix.Patched, SourceZip: zip, OutputDir: t.TempDir(), Log: io.Discard}
 	p := PathsFor(o.OutputDir, r.Release, o.Variant)
 	stale := filepath.Join(p.Dir, ".gopath.tmp-killed")
-	write(t, filepath.Join(stale, "src", "half-done"), "")
+	testfile.Write(t, filepath.Join(stale, "src", "half-done"), "")
 
 	res, err := Kubelet(context.Background(), o)
 	if err != nil {
@@ -140,7 +131,7 @@ func TestPreparedMarkerWrittenLast(t *testing.T) {
 	p := target.Paths
 	var sawMarker []string
 	err := prepareTree(o, target, "fp1", &Result{}, []Step{
-		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "a.go"), "package a\n"); return nil }},
+		{"fetch", func(tree string) error { testfile.Write(t, filepath.Join(tree, "a.go"), "package a\n"); return nil }},
 		{"patch", func(tree string) error {
 			// The last stage still runs on an unmarked tree, out of place.
 			sawMarker = markerIn(t, p.Dir)
@@ -169,7 +160,7 @@ func TestFailedStageLeavesNoTreeAndNoMarker(t *testing.T) {
 	p := target.Paths
 	boom := errors.New("boom")
 	stages := []Step{
-		{"fetch", func(tree string) error { write(t, filepath.Join(tree, "new.go"), "package a\n"); return nil }},
+		{"fetch", func(tree string) error { testfile.Write(t, filepath.Join(tree, "new.go"), "package a\n"); return nil }},
 		{"patch", func(string) error { return boom }},
 	}
 	if err := prepareTree(o, target, "fp", &Result{}, stages); !errors.Is(err, boom) || !strings.Contains(err.Error(), "stage patch") {

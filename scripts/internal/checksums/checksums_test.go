@@ -2,11 +2,11 @@ package checksums
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"kubelet-toolchain/scripts/internal/testfile"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -14,16 +14,6 @@ const (
 	sumA = "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb" // sha256("a")
 	sumB = "3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d" // sha256("b")
 )
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestParseAndLinesRoundTrip(t *testing.T) {
 	f, err := Parse([]byte("# comment\n\n"+sumB+"  b.txt\n"+sumA+" *a.txt\n"), "SUMS")
@@ -63,8 +53,8 @@ func TestLoadMissingIsEmpty(t *testing.T) {
 // What Lines writes, sha256sum -c accepts.
 func TestLinesReadBySha256sum(t *testing.T) {
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "a.txt"), "a")
-	write(t, filepath.Join(dir, "b.txt"), "b")
+	testfile.Write(t, filepath.Join(dir, "a.txt"), "a")
+	testfile.Write(t, filepath.Join(dir, "b.txt"), "b")
 	f := File{}
 	for _, n := range []string{"a.txt", "b.txt"} {
 		sum, err := SHA256(filepath.Join(dir, n))
@@ -76,7 +66,7 @@ func TestLinesReadBySha256sum(t *testing.T) {
 	if f["a.txt"] != sumA {
 		t.Fatalf("SHA256(a) = %s", f["a.txt"])
 	}
-	write(t, filepath.Join(dir, "SHA256SUMS"), string(f.Lines()))
+	testfile.Write(t, filepath.Join(dir, "SHA256SUMS"), string(f.Lines()))
 	if _, err := execx.Run(context.Background(), execx.Cmd{Name: "sha256sum", Args: []string{"-c", "SHA256SUMS"}, Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,9 +74,9 @@ func TestLinesReadBySha256sum(t *testing.T) {
 
 func TestBuiltVerifyUpdate(t *testing.T) {
 	out := t.TempDir()
-	write(t, filepath.Join(out, Key("1.9.11", "patched")), "a")
-	write(t, filepath.Join(out, Key("1.9.11", "vanilla")), "b")
-	write(t, filepath.Join(out, Key("1.18.6", "vanilla")), "a")
+	testfile.Write(t, filepath.Join(out, Key("1.9.11", "patched")), "a")
+	testfile.Write(t, filepath.Join(out, Key("1.9.11", "vanilla")), "b")
+	testfile.Write(t, filepath.Join(out, Key("1.18.6", "vanilla")), "a")
 	var keys []string
 	for _, r := range []string{"1.7.5", "1.9.11", "1.18.6"} {
 		keys = append(keys, Key(r, "patched"), Key(r, "vanilla"))
@@ -136,8 +126,8 @@ func TestBuiltVerifyUpdate(t *testing.T) {
 // those built are hashed.
 func TestBuiltControlPlane(t *testing.T) {
 	out := t.TempDir()
-	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kube-apiserver"), "a")
-	write(t, filepath.Join(out, "1.9.11/control-plane/bin/kubectl"), "b")
+	testfile.Write(t, filepath.Join(out, "1.9.11/control-plane/bin/kube-apiserver"), "a")
+	testfile.Write(t, filepath.Join(out, "1.9.11/control-plane/bin/kubectl"), "b")
 	var keys []string
 	for _, r := range []string{"1.7.5", "1.9.11"} {
 		for _, c := range []string{"kube-apiserver", "kube-scheduler", "kubectl"} {

@@ -18,8 +18,6 @@ import (
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/deb"
 	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/lock"
-	"kubelet-toolchain/scripts/internal/quilt"
 	"kubelet-toolchain/scripts/internal/sbom"
 	"kubelet-toolchain/tools/execx"
 )
@@ -111,15 +109,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
 
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
-	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
-	if err != nil {
-		return nil, err
-	}
-	mods, err := sbom.Modules(ctx, r, v, p, l)
-	if err != nil {
-		return nil, err
-	}
-	set, err := quilt.Export(m.Root, r, v)
+	set, mods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
 	}

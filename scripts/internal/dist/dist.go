@@ -111,15 +111,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	// Half-written artifacts of killed runs (never in SHA256SUMS: their
 	// names start with a dot).
 	cleanStale(dir, ".*.tmp-*", ".deb-stage-*")
-	set, err := quilt.Export(m.Root, r, v)
-	if err != nil {
-		return nil, err
-	}
-	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
-	if err != nil {
-		return nil, err
-	}
-	mods, err := sbom.Modules(ctx, r, v, p, l)
+	set, mods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
 	}
@@ -279,4 +271,23 @@ func ReadSums(dir string) (checksums.File, error) {
 		return nil, err
 	}
 	return checksums.Parse(data, path)
+}
+
+// patchesAndModules are what the artifacts of a release+variant carry:
+// its series exported as quilt patches, and the modules its kubelet
+// links (read from the built tree and the lock).
+func patchesAndModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, p build.Paths) (*quilt.Set, []sbom.Module, error) {
+	set, err := quilt.Export(m.Root, r, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
+	if err != nil {
+		return nil, nil, err
+	}
+	mods, err := sbom.Modules(ctx, r, v, p, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	return set, mods, nil
 }

@@ -7,17 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+	"kubelet-toolchain/scripts/internal/testfile"
+)
 
 func read(t *testing.T, path string) string {
 	t.Helper()
@@ -34,7 +26,7 @@ func TestReplaceDir(t *testing.T) {
 
 	// Into an empty place.
 	src := filepath.Join(dir, ".tmp-1")
-	write(t, filepath.Join(src, "f"), "one")
+	testfile.Write(t, filepath.Join(src, "f"), "one")
 	if err := ReplaceDir(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +35,9 @@ func TestReplaceDir(t *testing.T) {
 	}
 
 	// Over an existing tree, with a stale .old a killed run left.
-	write(t, filepath.Join(dst+".old", "stale"), "x")
+	testfile.Write(t, filepath.Join(dst+".old", "stale"), "x")
 	src = filepath.Join(dir, ".tmp-2")
-	write(t, filepath.Join(src, "g"), "two")
+	testfile.Write(t, filepath.Join(src, "g"), "two")
 	if err := ReplaceDir(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -74,12 +66,12 @@ func TestReplaceDir(t *testing.T) {
 func TestReplaceDirReadOnlyOld(t *testing.T) {
 	dir := t.TempDir()
 	dst := filepath.Join(dir, "gopath")
-	write(t, filepath.Join(dst, "pkg", "mod", "f"), "ro")
+	testfile.Write(t, filepath.Join(dst, "pkg", "mod", "f"), "ro")
 	if err := os.Chmod(filepath.Join(dst, "pkg", "mod"), 0o555); err != nil {
 		t.Fatal(err)
 	}
 	src := filepath.Join(dir, ".tmp")
-	write(t, filepath.Join(src, "f"), "new")
+	testfile.Write(t, filepath.Join(src, "f"), "new")
 	if err := ReplaceDir(src, dst); err != nil {
 		t.Fatal(err)
 	}
@@ -128,9 +120,9 @@ func TestWriteFileAtomic(t *testing.T) {
 
 func TestCopyDir(t *testing.T) {
 	src, dst := t.TempDir(), filepath.Join(t.TempDir(), "out")
-	write(t, filepath.Join(src, "a.go"), "a")
-	write(t, filepath.Join(src, "a_test.go"), "t")
-	write(t, filepath.Join(src, "sub", "b.go"), "b")
+	testfile.Write(t, filepath.Join(src, "a.go"), "a")
+	testfile.Write(t, filepath.Join(src, "a_test.go"), "t")
+	testfile.Write(t, filepath.Join(src, "sub", "b.go"), "b")
 	if err := os.Chmod(filepath.Join(src, "a.go"), 0o755); err != nil {
 		t.Fatal(err)
 	}

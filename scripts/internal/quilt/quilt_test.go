@@ -12,6 +12,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/scripts/internal/testfile"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -33,16 +34,6 @@ diff --git a/a.txt b/a.txt
 +TWO
 `
 
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The exported set, applied by patch -p1 in series order, gives the same
 // tree as the build's own patch+overlay step.
 func TestExportAppliesLikeTheBuild(t *testing.T) {
@@ -52,9 +43,9 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 		}
 	}
 	root := t.TempDir()
-	write(t, filepath.Join(root, "patches", "x-build", "0001-change-a.patch"), onePatch)
-	write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "new", "new.go"), "package new\n\nconst X = 1\n")
-	write(t, filepath.Join(root, "overlay", "x-fixes", "vendor", "example.com", "m", "noeol.txt"), "no newline")
+	testfile.Write(t, filepath.Join(root, "patches", "x-build", "0001-change-a.patch"), onePatch)
+	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "new", "new.go"), "package new\n\nconst X = 1\n")
+	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "vendor", "example.com", "m", "noeol.txt"), "no newline")
 	r := &matrix.Release{Release: "1.0.0", BuildDate: time.Unix(0, 0), Series: matrix.Series{Build: "x-build", Fixes: "x-fixes"}}
 	set, err := Export(root, r, matrix.Patched)
 	if err != nil {
@@ -74,7 +65,7 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 
 	// The build's way.
 	built := filepath.Join(t.TempDir(), "tree")
-	write(t, filepath.Join(built, "a.txt"), "one\ntwo\n")
+	testfile.Write(t, filepath.Join(built, "a.txt"), "one\ntwo\n")
 	for _, name := range set.Series {
 		s, err := patch.Load(root, name)
 		if err != nil {
@@ -90,7 +81,7 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	pk := filepath.Join(t.TempDir(), "tree")
-	write(t, filepath.Join(pk, "a.txt"), "one\ntwo\n")
+	testfile.Write(t, filepath.Join(pk, "a.txt"), "one\ntwo\n")
 	series, _ := os.ReadFile(filepath.Join(out, "series"))
 	for _, l := range strings.Split(string(series), "\n") {
 		if l == "" || strings.HasPrefix(l, "#") {
@@ -109,7 +100,7 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 		t.Errorf("re-export: %v", err)
 	}
 	other := t.TempDir()
-	write(t, filepath.Join(other, "keep"), "x")
+	testfile.Write(t, filepath.Join(other, "keep"), "x")
 	if err := set.Write(other); err == nil {
 		t.Error("export into a non-empty directory without a series file succeeded")
 	}
@@ -128,7 +119,7 @@ func TestAddedFilePatchAppliesWithGit(t *testing.T) {
 		t.Errorf("patch:\n%s", p)
 	}
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "p.patch"), string(p))
+	testfile.Write(t, filepath.Join(dir, "p.patch"), string(p))
 	if _, err := execx.Run(context.Background(), execx.Cmd{Name: "git", Args: []string{"apply", "p.patch"}, Dir: dir, Env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(dir)}}); err != nil {
 		t.Fatal(err)
 	}

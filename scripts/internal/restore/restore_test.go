@@ -17,17 +17,8 @@ import (
 	"kubelet-toolchain/scripts/internal/godeps"
 	"kubelet-toolchain/scripts/internal/gomod"
 	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/testfile"
 )
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture is a Godeps-era tree of n vendored repositories, their modules
 // as the module cache would hold them, and the lock pinning them.
@@ -47,9 +38,9 @@ func newFixture(t *testing.T, n int) *fixture {
 		rev := strings.Repeat(fmt.Sprintf("%x", i%16), 40)
 		gf.Deps = append(gf.Deps, godeps.Dep{ImportPath: root + "/pkg", Rev: rev})
 		dir := filepath.Join(cache, root+"@v1.0.0")
-		write(t, filepath.Join(dir, "pkg", "p.go"), "package pkg\n")
-		write(t, filepath.Join(dir, "pkg", "p_test.go"), "package pkg\n")
-		write(t, filepath.Join(dir, "LICENSE"), "license\n")
+		testfile.Write(t, filepath.Join(dir, "pkg", "p.go"), "package pkg\n")
+		testfile.Write(t, filepath.Join(dir, "pkg", "p_test.go"), "package pkg\n")
+		testfile.Write(t, filepath.Join(dir, "LICENSE"), "license\n")
 		sum, err := dirhash.HashDir(dir, root+"@v1.0.0", dirhash.Hash1)
 		if err != nil {
 			t.Fatal(err)
@@ -59,8 +50,8 @@ func newFixture(t *testing.T, n int) *fixture {
 		f.mods[m.ID()] = gomod.Module{Path: root, Version: "v1.0.0", Dir: dir, Sum: sum}
 	}
 	data, _ := json.Marshal(gf)
-	write(t, filepath.Join(f.tree, "Godeps", "Godeps.json"), string(data))
-	write(t, filepath.Join(f.tree, "staging", "src", "k8s.io", "api", "doc.go"), "package api\n")
+	testfile.Write(t, filepath.Join(f.tree, "Godeps", "Godeps.json"), string(data))
+	testfile.Write(t, filepath.Join(f.tree, "staging", "src", "k8s.io", "api", "doc.go"), "package api\n")
 	return f
 }
 

@@ -118,10 +118,11 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine) and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|rehearsal]
+e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine), upstream's e2e_node conformance specs on both 1.9.11 variants, the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|conformance|rehearsal]
 	@scripts/prereqs.sh
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
+	@$(CLI) conformance-suite --release 1.9.11
 	tools/engine-up.sh
 	e2e/run.sh $(FOCUS)
 

@@ -16,6 +16,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,9 +45,26 @@ type Image struct {
 	Programs map[string]string
 	// Dirs are directories to create (a Dockerfile's RUN mkdir).
 	Dirs []string
+	// Files are executables laid in last, by path: shims that give a
+	// program the interface upstream's base image had.
+	Files map[string]string
 	// Changes are `docker import --change` lines (ENTRYPOINT, CMD, USER, EXPOSE).
 	Changes []string
 }
+
+// alpineTimeout is busybox 1.26's timeout ("timeout [-t SECS] [-s SIG]
+// PROG ARGS", SECS 10 by default), as hostexec's base, alpine 3.6, has
+// it: the networking specs run `timeout -t 2 nc ...` and `timeout -t 15
+// curl ...` in hostexec, and Debian's coreutils (and today's busybox)
+// take the seconds as an operand instead.
+const alpineTimeout = `#!/bin/sh
+secs=10 sig=TERM
+while getopts t:s: opt; do
+  case $opt in t) secs=$OPTARG ;; s) sig=$OPTARG ;; *) exit 1 ;; esac
+done
+shift $((OPTIND - 1))
+exec /usr/bin/timeout -s "$sig" "$secs" "$@"
+`
 
 func e2eImage(name, tag string) string {
 	return "gcr.io/kubernetes-e2e-test-images/" + name + "-amd64:" + tag
@@ -74,6 +92,7 @@ var Images = []Image{
 	// FROM alpine:3.6 with curl, netcat-openbsd and iproute2 (the
 	// lifecycle-hook specs' handlers curl from it).
 	{Ref: e2eImage("hostexec", "1.1"), Debian: []string{"curl", "netcat-openbsd", "iproute2"},
+		Files: map[string]string{"/usr/local/bin/timeout": alpineTimeout},
 		Changes: []string{`CMD ["/bin/sh", "-c", "while true; do sleep 1d; done"]`}},
 	// nginx serving its default page on port 80.
 	{Ref: "gcr.io/google-containers/nginx-slim-amd64:0.20", Debian: []string{"nginx-light"},
@@ -137,7 +156,11 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 			return err
 		}
 		defer f.Close()
-		if err := importImage(ctx, engine, f, img, src); err != nil {
+		var tarball bytes.Buffer
+		if err := copyTar(tar.NewReader(f), &tarball, img.Files); err != nil {
+			return fmt.Errorf("%s: %w", tarPath, err)
+		}
+		if err := importImage(ctx, engine, &tarball, img, src); err != nil {
 			return err
 		}
 		fmt.Fprintf(log, "built image %s (src %s) in %s\n", img.Ref, src, time.Since(start).Round(100*time.Millisecond))
@@ -168,7 +191,7 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 		}
 	}
 	var tarball bytes.Buffer
-	if err := tarDir(rootfs, &tarball); err != nil {
+	if err := tarDir(rootfs, &tarball, img.Files); err != nil {
 		return err
 	}
 	if err := importImage(ctx, engine, &tarball, img, src); err != nil {
@@ -249,7 +272,7 @@ func layBusybox(ctx context.Context, rootfs string) error {
 // busybox binary, the Debian root's key, and every file of its programs' directories.
 func sourceHash(gopath string, img Image, rootKey string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n%s\n", img.Ref, img.Busybox, img.Dirs, img.Changes, rootKey)
+	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n%s\n%v\n", img.Ref, img.Busybox, img.Dirs, img.Changes, rootKey, img.Files)
 	var paths []string
 	for p := range img.Programs {
 		paths = append(paths, p)
@@ -283,8 +306,55 @@ func sourceHash(gopath string, img Image, rootKey string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// tarDir writes dir as a tarball owned by root, as docker import wants it.
-func tarDir(dir string, w io.Writer) error {
+// copyTar copies a tarball, then adds files (replacing entries of the
+// same path).
+func copyTar(tr *tar.Reader, w io.Writer, files map[string]string) error {
+	tw := tar.NewWriter(w)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if _, replaced := files["/"+strings.TrimPrefix(path.Clean(hdr.Name), "./")]; replaced {
+			continue
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, tr); err != nil {
+			return err
+		}
+	}
+	return addFiles(tw, files)
+}
+
+// addFiles writes files as root-owned executables, in path order, and
+// closes the tarball.
+func addFiles(tw *tar.Writer, files map[string]string) error {
+	var paths []string
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(p, "/"), Mode: 0o755,
+			Size: int64(len(files[p])), Uname: "root", Gname: "root", ModTime: time.Unix(0, 0)}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(tw, files[p]); err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+// tarDir writes dir as a tarball owned by root, as docker import wants
+// it, with files added last.
+func tarDir(dir string, w io.Writer, files map[string]string) error {
 	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || path == dir {
@@ -326,5 +396,5 @@ func tarDir(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return tw.Close()
+	return addFiles(tw, files)
 }

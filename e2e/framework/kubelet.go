@@ -160,7 +160,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	// at start, a path no flag moves: every device plugin socket of a
 	// production kubelet, which then re-register with this one. 1.9 has the
 	// gate off; 1.7 does not know it (an unknown gate is an error).
-	if minor(cfg.Release) >= 10 {
+	if Minor(cfg.Release) >= 10 {
 		args = append(args, "--feature-gates=DevicePlugins=false")
 	}
 	args = append(args, cfg.Args...)
@@ -182,9 +182,9 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	return k, nil
 }
 
-// minor returns the minor version of a release ("1.18.6" -> 18), 0 if
+// Minor returns the minor version of a release ("1.18.6" -> 18), 0 if
 // there is none.
-func minor(release string) int {
+func Minor(release string) int {
 	parts := strings.Split(release, ".")
 	if len(parts) < 2 {
 		return 0

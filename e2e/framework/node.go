@@ -96,7 +96,7 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	if err != nil {
 		return nil, err
 	}
-	if n.AllowPrivileged && minor(release) <= 14 {
+	if n.AllowPrivileged && Minor(release) <= 14 {
 		opts.Args = append([]string{"--allow-privileged=true"}, opts.Args...)
 	}
 	bin := opts.Binary

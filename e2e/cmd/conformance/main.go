@@ -272,6 +272,10 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	// (exec, logs, configz) dials 127.0.0.1, where the kubelet listens.
 	args := []string{"--kubeconfig=" + kubeconfig, "--hostname-override=localhost",
 		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false"}
+	if framework.Minor(h.kubelet) <= 7 {
+		// 1.7 runs standalone, ignoring --kubeconfig, unless told to require it.
+		args = append(args, "--require-kubeconfig=true")
+	}
 	k, err := node.StartWith(h.kubelet, variant, framework.KubeletOptions{Args: args, Binary: binary})
 	if err != nil {
 		return nil, err

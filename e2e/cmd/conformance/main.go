@@ -47,7 +47,7 @@ func main() {
 	flag.StringVar(&o.suite, "suite", "1.9.11", "release whose e2e_node.test judges")
 	flag.StringVar(&o.kubelet, "kubelet", "", "release of the kubelet judged (default: the suite's)")
 	flag.StringVar(&o.variant, "variant", "patched", "patched or vanilla")
-	flag.StringVar(&o.binary, "kubelet-binary", "", "judge this kubelet binary instead of the built one (a packager's rebuild)")
+	flag.StringVar(&o.binary, "kubelet-binary", "", "judge this kubelet binary instead of the built one (a packager's rebuild; with --compare, in place of patched)")
 	flag.StringVar(&o.focus, "focus", `\[Conformance\]`, "ginkgo focus")
 	flag.StringVar(&o.skip, "skip", "", "ginkgo skip")
 	flag.Int64Var(&o.seed, "seed", 1, "ginkgo random seed (the same for both variants of a comparison)")
@@ -157,7 +157,11 @@ func (h *harness) compare(ctx context.Context) error {
 	run := func(focus string, dir func(variant string) string) error {
 		var a conformance.Attempt
 		for _, v := range []string{"patched", "vanilla"} {
-			results, err := h.judge(ctx, v, "", dir(v), focus)
+			binary := ""
+			if v == "patched" {
+				binary = h.binary // a packager's rebuild stands for patched
+			}
+			results, err := h.judge(ctx, v, binary, dir(v), focus)
 			if err != nil {
 				return err
 			}

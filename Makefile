@@ -134,10 +134,10 @@ conformance: $(TOOLCHAIN) ## Upstream's node conformance suite judges a kubelet:
 	@tools/engine-up.sh
 	cd e2e && go build -o ../$(OUTPUT)/bin/conformance ./cmd/conformance
 	$(OUTPUT)/bin/conformance --suite "$(VERSION)" --kubelet "$(or $(KUBELET),$(VERSION))" --variant "$(VARIANT)" \
-	  --kubelet-binary "$(KUBELET_BINARY)" --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
+	  --kubelet-binary "$(KUBELET_BINARY)" $(if $(REJUDGE),--rejudge) --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
 
 .PHONY: conformance-compare
-conformance-compare: $(TOOLCHAIN) ## Both variants under upstream's node conformance, same seed, differing specs retried: make conformance-compare VERSION=1.9.11 [KUBELET=<release>] [KUBELET_BINARY=path, in place of patched] [FOCUS=re] [SKIP=re]
+conformance-compare: $(TOOLCHAIN) ## Both variants under upstream's node conformance, same seed, differing specs retried: make conformance-compare VERSION=1.9.11 [KUBELET=<release>] [KUBELET_BINARY=path, in place of patched] [FOCUS=re] [SKIP=re] [REJUDGE=1: judge the last reports again]
 	@scripts/prereqs.sh
 	@$(CLI) conformance-suite --release "$(VERSION)"
 	@[ -n "$(KUBELET_BINARY)" ] || $(CLI) kubelet --release "$(or $(KUBELET),$(VERSION))" --variant patched
@@ -145,7 +145,7 @@ conformance-compare: $(TOOLCHAIN) ## Both variants under upstream's node conform
 	@tools/engine-up.sh
 	cd e2e && go build -o ../$(OUTPUT)/bin/conformance ./cmd/conformance
 	$(OUTPUT)/bin/conformance --compare --suite "$(VERSION)" --kubelet "$(or $(KUBELET),$(VERSION))" \
-	  --kubelet-binary "$(KUBELET_BINARY)" --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
+	  --kubelet-binary "$(KUBELET_BINARY)" $(if $(REJUDGE),--rejudge) --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
 
 .PHONY: engine-down
 engine-down: ## Stop the Docker Engine the e2e started

@@ -80,6 +80,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane and e2e_node.test too), in-tree tests of the fixes, TLS handshakes
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test.json
+	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
 	cd scripts && go test ./...
 	cd tools && go test ./...
 	cd e2e && go vet ./... && go test ./dockerproxy ./conformance

@@ -6,9 +6,20 @@ import "sort"
 // the variants is run on each.
 const Retries = 3
 
+// Variants are the two kubelets a comparison judges, in the order run.
+var Variants = []string{"patched", "vanilla"}
+
 // Attempt is one run of the suite on both variants under the same seed.
 type Attempt struct {
 	Patched, Vanilla []Result
+}
+
+// Of is variant's results.
+func (a *Attempt) Of(variant string) *[]Result {
+	if variant == "patched" {
+		return &a.Patched
+	}
+	return &a.Vanilla
 }
 
 // Counts is one variant's full run.
@@ -31,6 +42,10 @@ type Comparison struct {
 	Suite   string `json:"suite"`
 	Kubelet string `json:"kubelet"`
 	Seed    int64  `json:"seed"`
+	// Focus and Skip are the user's selection (the not-judged specs are
+	// skipped besides).
+	Focus   string `json:"focus"`
+	Skip    string `json:"skip"`
 	Patched Counts `json:"patched"`
 	Vanilla Counts `json:"vanilla"`
 	// OnlyFailOnPatched: specs that passed less often on patched than on
@@ -76,12 +91,17 @@ func Compare(suite, kubelet string, seed int64, attempts []Attempt, selected fun
 	c := &Comparison{Suite: suite, Kubelet: kubelet, Seed: seed,
 		OnlyFailOnPatched: []string{}, OnlyFailOnVanilla: []string{}, Flaky: []string{},
 		Retried: []Retried{}, CommonFailures: []Failure{}, Unexplained: []string{}, KnownButPassed: []string{}}
-	c.Patched, c.Vanilla = count(full.Patched, selected), count(full.Vanilla, selected)
+	c.Patched, c.Vanilla = Count(full.Patched, selected), Count(full.Vanilla, selected)
 
+	type outcomePair struct{ patched, vanilla map[string]string }
+	runs := make([]outcomePair, len(attempts))
+	for i, a := range attempts {
+		runs[i] = outcomePair{outcomes(a.Patched), outcomes(a.Vanilla)}
+	}
 	for _, spec := range Differing(full, selected) {
 		r := Retried{Spec: spec}
-		for _, a := range attempts {
-			p, v := outcomes(a.Patched)[spec], outcomes(a.Vanilla)[spec]
+		for _, run := range runs {
+			p, v := run.patched[spec], run.vanilla[spec]
 			if !judged(p) || !judged(v) {
 				continue // not run in this attempt
 			}
@@ -104,10 +124,9 @@ func Compare(suite, kubelet string, seed int64, attempts []Attempt, selected fun
 		}
 	}
 
-	v := outcomes(full.Vanilla)
 	failedOnBoth := map[string]bool{}
 	for _, r := range full.Patched {
-		if !selected(r.Name) || r.Outcome != "failed" || v[r.Name] != "failed" {
+		if !selected(r.Name) || r.Outcome != "failed" || runs[0].vanilla[r.Name] != "failed" {
 			continue
 		}
 		failedOnBoth[r.Name] = true
@@ -145,7 +164,8 @@ func (s *Summary) Unknown() int {
 	return n
 }
 
-func count(results []Result, selected func(string) bool) Counts {
+// Count counts the selected specs that ran, by outcome.
+func Count(results []Result, selected func(string) bool) Counts {
 	var c Counts
 	for _, r := range results {
 		if !selected(r.Name) {

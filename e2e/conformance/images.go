@@ -92,7 +92,7 @@ var Images = []Image{
 	// FROM alpine:3.6 with curl, netcat-openbsd and iproute2 (the
 	// lifecycle-hook specs' handlers curl from it).
 	{Ref: e2eImage("hostexec", "1.1"), Debian: []string{"curl", "netcat-openbsd", "iproute2"},
-		Files: map[string]string{"/usr/local/bin/timeout": alpineTimeout},
+		Files:   map[string]string{"/usr/local/bin/timeout": alpineTimeout},
 		Changes: []string{`CMD ["/bin/sh", "-c", "while true; do sleep 1d; done"]`}},
 	// nginx serving its default page on port 80.
 	{Ref: "gcr.io/google-containers/nginx-slim-amd64:0.20", Debian: []string{"nginx-light"},
@@ -118,15 +118,29 @@ func EnsureImages(ctx context.Context, engine docker.Client, gopath, cache strin
 		return err
 	}
 	defer os.RemoveAll(scratch)
+	busybox, err := readBusybox()
+	if err != nil {
+		return err
+	}
+	b := builder{engine: engine, gopath: gopath, scratch: scratch, cache: cache, busybox: busybox, log: log}
 	for _, img := range Images {
-		if err := ensure(ctx, engine, gopath, scratch, cache, img, log); err != nil {
+		if err := b.ensure(ctx, img); err != nil {
 			return fmt.Errorf("image %s: %w", img.Ref, err)
 		}
 	}
 	return nil
 }
 
-func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache string, img Image, log io.Writer) error {
+// builder is what every image's build shares.
+type builder struct {
+	engine                 docker.Client
+	gopath, scratch, cache string
+	busybox                []byte // Debian's busybox-static, read once
+	log                    io.Writer
+}
+
+func (b builder) ensure(ctx context.Context, img Image) error {
+	engine, log := b.engine, b.log
 	var root *debroot.Root
 	rootKey := ""
 	if len(img.Debian) > 0 {
@@ -136,7 +150,7 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 			return err
 		}
 	}
-	src, err := sourceHash(gopath, img, rootKey)
+	src, err := sourceHash(b.gopath, img, rootKey, b.busybox)
 	if err != nil {
 		return err
 	}
@@ -145,7 +159,7 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 	}
 	start := time.Now()
 	if root != nil {
-		tarPath := filepath.Join(cache, "debian-"+rootKey+".tar")
+		tarPath := filepath.Join(b.cache, "debian-"+rootKey+".tar")
 		if _, err := os.Stat(tarPath); err != nil {
 			if err := root.Build(ctx, tarPath, func(f string, a ...any) { fmt.Fprintf(log, f+"\n", a...) }); err != nil {
 				return err
@@ -166,12 +180,12 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 		fmt.Fprintf(log, "built image %s (src %s) in %s\n", img.Ref, src, time.Since(start).Round(100*time.Millisecond))
 		return nil
 	}
-	rootfs := filepath.Join(scratch, strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref))
+	rootfs := filepath.Join(b.scratch, strings.NewReplacer("/", "_", ":", "_").Replace(img.Ref))
 	if err := os.MkdirAll(rootfs, 0o755); err != nil {
 		return err
 	}
 	if img.Busybox {
-		if err := layBusybox(ctx, rootfs); err != nil {
+		if err := layBusybox(ctx, rootfs, b.busybox); err != nil {
 			return err
 		}
 	}
@@ -184,9 +198,9 @@ func ensure(ctx context.Context, engine docker.Client, gopath, scratch, cache st
 		return err
 	}
 	for path, prog := range img.Programs {
-		if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Dir: gopath,
+		if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Dir: b.gopath,
 			Args: []string{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(rootfs, path), "k8s.io/kubernetes/test/images/" + prog},
-			Env:  []string{"GOPATH=" + gopath, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0"}}); err != nil {
+			Env:  []string{"GOPATH=" + b.gopath, "GO111MODULE=off", "GOFLAGS=", "GOWORK=off", "CGO_ENABLED=0"}}); err != nil {
 			return fmt.Errorf("building %s: %w", prog, err)
 		}
 	}
@@ -211,22 +225,29 @@ func importImage(ctx context.Context, engine docker.Client, tarball io.Reader, i
 	return err
 }
 
-// layBusybox puts busybox at /bin/busybox with a symlink per applet (the
-// paths `busybox --list-full` names), and the /etc files a shell expects.
-func layBusybox(ctx context.Context, rootfs string) error {
+// readBusybox reads Debian's static busybox, refusing a dynamic one
+// (an image has no libc for it).
+func readBusybox() ([]byte, error) {
 	data, err := os.ReadFile(Busybox)
 	if err != nil {
-		return fmt.Errorf("%w (Debian's busybox-static: scripts/prereqs.sh installs it)", err)
+		return nil, fmt.Errorf("%w (Debian's busybox-static: scripts/prereqs.sh installs it)", err)
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
-		return fmt.Errorf("%s: %w", Busybox, err)
+		return nil, fmt.Errorf("%s: %w", Busybox, err)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP {
-			return fmt.Errorf("%s is dynamically linked: install busybox-static", Busybox)
+			return nil, fmt.Errorf("%s is dynamically linked: install busybox-static", Busybox)
 		}
 	}
+	return data, nil
+}
+
+// layBusybox puts busybox (data) at /bin/busybox with a symlink per
+// applet (the paths `busybox --list-full` names), and the /etc files a
+// shell expects.
+func layBusybox(ctx context.Context, rootfs string, data []byte) error {
 	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
 		return err
 	}
@@ -270,7 +291,7 @@ func layBusybox(ctx context.Context, rootfs string) error {
 
 // sourceHash hashes what an image is built from: its definition, the
 // busybox binary, the Debian root's key, and every file of its programs' directories.
-func sourceHash(gopath string, img Image, rootKey string) (string, error) {
+func sourceHash(gopath string, img Image, rootKey string, busybox []byte) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%v\n%v\n%v\n%s\n%v\n", img.Ref, img.Busybox, img.Dirs, img.Changes, rootKey, img.Files)
 	var paths []string
@@ -279,9 +300,6 @@ func sourceHash(gopath string, img Image, rootKey string) (string, error) {
 	}
 	sort.Strings(paths)
 	files := []string{}
-	if img.Busybox {
-		files = append(files, Busybox)
-	}
 	for _, p := range paths {
 		dir := filepath.Join(gopath, "src", "k8s.io", "kubernetes", "test", "images", img.Programs[p])
 		fmt.Fprintf(h, "%s=%s\n", p, img.Programs[p])
@@ -294,6 +312,10 @@ func sourceHash(gopath string, img Image, rootKey string) (string, error) {
 				files = append(files, filepath.Join(dir, e.Name()))
 			}
 		}
+	}
+	if img.Busybox {
+		fmt.Fprintf(h, "busybox %d\n", len(busybox))
+		h.Write(busybox)
 	}
 	for _, f := range files {
 		data, err := os.ReadFile(f)

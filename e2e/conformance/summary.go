@@ -40,23 +40,3 @@ func Summarize(suite, kubelet, variant string, results []Result, selected func(n
 	}
 	return s
 }
-
-// Kubeconfig is the kubelet's kubeconfig for the suite's API server
-// (plain HTTP on loopback: k19-conformance 0002).
-func Kubeconfig(server string) string {
-	return `apiVersion: v1
-kind: Config
-clusters:
-- cluster:
-    server: ` + server + `
-  name: suite
-users:
-- name: kubelet
-contexts:
-- context:
-    cluster: suite
-    user: kubelet
-  name: suite
-current-context: suite
-`
-}

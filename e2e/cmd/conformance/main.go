@@ -31,10 +31,13 @@ import (
 	"kubelet-toolchain/e2e/conformance"
 	"kubelet-toolchain/e2e/framework"
 	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/kubeconfig"
 )
 
 // The suite's API server (k19-conformance 0002).
 const apiServer = "http://127.0.0.1:28080"
+
+const defaultFocus = `\[Conformance\]`
 
 type options struct {
 	suite, kubelet, variant, binary, focus, skip string
@@ -48,7 +51,7 @@ func main() {
 	flag.StringVar(&o.kubelet, "kubelet", "", "release of the kubelet judged (default: the suite's)")
 	flag.StringVar(&o.variant, "variant", "patched", "patched or vanilla")
 	flag.StringVar(&o.binary, "kubelet-binary", "", "judge this kubelet binary instead of the built one (a packager's rebuild; with --compare, in place of patched)")
-	flag.StringVar(&o.focus, "focus", `\[Conformance\]`, "ginkgo focus")
+	flag.StringVar(&o.focus, "focus", defaultFocus, "ginkgo focus")
 	flag.StringVar(&o.skip, "skip", "", "ginkgo skip")
 	flag.Int64Var(&o.seed, "seed", 1, "ginkgo random seed (the same for both variants of a comparison)")
 	flag.BoolVar(&o.compare, "compare", false, "judge both variants and compare them")
@@ -91,6 +94,8 @@ type harness struct {
 	options
 	root, suitePath, engine, out string
 	expected                     *conformance.Expected
+	// last is the comparison judged again with --rejudge.
+	last *conformance.Comparison
 	// skipAll is the user's skip plus the not-judged specs; selected
 	// counts the not-judged ones (as skipped), not the user's skips.
 	skipAll  string
@@ -108,21 +113,26 @@ func newHarness(ctx context.Context, o options) (*harness, error) {
 	if _, err := os.Stat(h.suitePath); err != nil {
 		return nil, fmt.Errorf("%s is not built (make conformance-suite VERSION=%s): %w", h.suitePath, o.suite, err)
 	}
+	if o.rejudge {
+		if err := h.loadLast(); err != nil {
+			return nil, err
+		}
+	}
 	if h.expected, err = conformance.LoadExpected(filepath.Join(root, "e2e", "conformance", "expected"), o.suite, o.kubelet); err != nil {
 		return nil, err
 	}
-	focus, err := regexp.Compile(o.focus)
+	focus, err := regexp.Compile(h.focus)
 	if err != nil {
-		return nil, fmt.Errorf("focus %q: %w", o.focus, err)
+		return nil, fmt.Errorf("focus %q: %w", h.focus, err)
 	}
 	var skip *regexp.Regexp
-	if o.skip != "" {
-		if skip, err = regexp.Compile(o.skip); err != nil {
-			return nil, fmt.Errorf("skip %q: %w", o.skip, err)
+	if h.skip != "" {
+		if skip, err = regexp.Compile(h.skip); err != nil {
+			return nil, fmt.Errorf("skip %q: %w", h.skip, err)
 		}
 	}
 	h.selected = func(name string) bool { return focus.MatchString(name) && (skip == nil || !skip.MatchString(name)) }
-	h.skipAll = joinPatterns(o.skip, h.expected.SkipPattern())
+	h.skipAll = joinPatterns(h.skip, h.expected.SkipPattern())
 
 	if o.rejudge {
 		return h, nil
@@ -133,6 +143,29 @@ func newHarness(ctx context.Context, o options) (*harness, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// loadLast reads the comparison to judge again; its reports were run
+// with its focus, skip and seed, so those are judged, not the flags'.
+func (h *harness) loadLast() error {
+	path := filepath.Join(h.out, "compare.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("no comparison to judge again: %w", err)
+	}
+	h.last = &conformance.Comparison{}
+	if err := json.Unmarshal(data, h.last); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if h.last.Focus == "" {
+		return nil // written before compare.json recorded them: the flags'
+	}
+	if (h.focus != defaultFocus && h.focus != h.last.Focus) || (h.skip != "" && h.skip != h.last.Skip) {
+		return fmt.Errorf("%s ran with focus %q and skip %q; judging it again takes those (got focus %q, skip %q)",
+			path, h.last.Focus, h.last.Skip, h.focus, h.skip)
+	}
+	h.focus, h.skip, h.seed = h.last.Focus, h.last.Skip, h.last.Seed
+	return nil
 }
 
 // single is make conformance: one variant, exit 1 unless every failure
@@ -158,26 +191,22 @@ func (h *harness) single(ctx context.Context) error {
 func (h *harness) compare(ctx context.Context) error {
 	start := time.Now()
 	var attempts []conformance.Attempt
+	judge := h.judge
+	if h.rejudge {
+		judge = reread
+	}
 	run := func(focus string, dir func(variant string) string) error {
 		var a conformance.Attempt
-		for _, v := range []string{"patched", "vanilla"} {
+		for _, v := range conformance.Variants {
 			binary := ""
 			if v == "patched" {
 				binary = h.binary // a packager's rebuild stands for patched
-			}
-			judge := h.judge
-			if h.rejudge {
-				judge = reread
 			}
 			results, err := judge(ctx, v, binary, dir(v), focus)
 			if err != nil {
 				return err
 			}
-			if v == "patched" {
-				a.Patched = results
-			} else {
-				a.Vanilla = results
-			}
+			*a.Of(v) = results
 		}
 		attempts = append(attempts, a)
 		return nil
@@ -185,12 +214,8 @@ func (h *harness) compare(ctx context.Context) error {
 	if err := run(h.focus, func(v string) string { return filepath.Join(h.out, v) }); err != nil {
 		return err
 	}
-	for _, v := range []string{"patched", "vanilla"} {
-		results := attempts[0].Patched
-		if v == "vanilla" {
-			results = attempts[0].Vanilla
-		}
-		if _, err := h.summarize(v, results, filepath.Join(h.out, v)); err != nil {
+	for _, v := range conformance.Variants {
+		if _, err := h.summarize(v, *attempts[0].Of(v), filepath.Join(h.out, v)); err != nil {
 			return err
 		}
 	}
@@ -211,7 +236,11 @@ func (h *harness) compare(ctx context.Context) error {
 		}
 	}
 	c := conformance.Compare("e2e_node "+h.suite, h.kubelet, h.seed, attempts, h.selected, h.expected)
+	c.Focus, c.Skip = h.focus, h.skip
 	c.WallTime = time.Since(start).Round(time.Second).String()
+	if h.rejudge {
+		c.WallTime = h.last.WallTime // of the runs judged, not of reading them
+	}
 	path := filepath.Join(h.out, "compare.json")
 	if err := writeJSON(path, c); err != nil {
 		return err
@@ -278,13 +307,17 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	}
 	defer node.Cleanup(context.WithoutCancel(ctx))
 	node.AllowPrivileged = true
-	kubeconfig := filepath.Join(out, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(conformance.Kubeconfig(apiServer)), 0o600); err != nil {
+	kc, err := kubeconfig.Config{Name: "suite", Server: apiServer}.Marshal() // plain HTTP on loopback: k19-conformance 0002
+	if err != nil {
+		return nil, err
+	}
+	kcPath := filepath.Join(out, "kubeconfig")
+	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
 		return nil, err
 	}
 	// The node is named localhost so that the API server's proxy to it
 	// (exec, logs, configz) dials 127.0.0.1, where the kubelet listens.
-	args := []string{"--kubeconfig=" + kubeconfig, "--hostname-override=localhost",
+	args := []string{"--kubeconfig=" + kcPath, "--hostname-override=localhost",
 		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false"}
 	if framework.Minor(h.kubelet) <= 7 {
 		// 1.7 runs standalone, ignoring --kubeconfig, unless told to require it.
@@ -332,19 +365,11 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	}
 	// A suite that ran nothing, or failed outside every spec (its
 	// BeforeSuite), has judged nothing: that is not a pass.
-	ran, failed := 0, 0
-	for _, r := range results {
-		if r.Outcome == "passed" || r.Outcome == "failed" {
-			ran++
-		}
-		if r.Outcome == "failed" {
-			failed++
-		}
-	}
-	if ran == 0 {
+	n := conformance.Count(results, func(string) bool { return true })
+	if n.Passed+n.Failed == 0 {
 		return nil, fmt.Errorf("no spec ran (suite: %v); see %s", runErr, logFile.Name())
 	}
-	if runErr != nil && failed == 0 {
+	if runErr != nil && n.Failed == 0 {
 		return nil, fmt.Errorf("the suite failed outside its specs (%v); see %s", runErr, logFile.Name())
 	}
 	return results, nil

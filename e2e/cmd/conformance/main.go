@@ -335,6 +335,12 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 		"--system-spec-file=" + specFile, "--report-dir=" + out, "--report-prefix=" + variant,
 		"--ginkgo.focus=" + focus, fmt.Sprintf("--ginkgo.seed=%d", h.seed), "--ginkgo.noColor",
 		"--logtostderr", "--v=2",
+		// A failed spec's namespace is left (the node and the suite's API
+		// server are discarded after the run): a pod the kubelet never
+		// admitted (an older kubelet rejects a newer field) can only be
+		// deleted by that kubelet, so deleting its namespace would wait
+		// the framework's full 10 minutes after every such failure.
+		"--delete-namespace-on-failure=false",
 	}
 	if h.skipAll != "" {
 		suiteArgs = append(suiteArgs, "--ginkgo.skip="+h.skipAll)

@@ -1,6 +1,7 @@
 package kubeconfig
 
 import (
+	"maps"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -54,23 +55,11 @@ func TestMarshal(t *testing.T) {
 		if c.ClientCertificate != "" {
 			wantUser["client-certificate"], wantUser["client-key"] = c.ClientCertificate, c.ClientKey
 		}
-		if len(f.Clusters) != 1 || !equal(f.Clusters[0].Cluster, wantCluster) {
+		if len(f.Clusters) != 1 || !maps.Equal(f.Clusters[0].Cluster, wantCluster) {
 			t.Errorf("%s: cluster = %v, want %v", c.Name, f.Clusters, wantCluster)
 		}
-		if len(f.Users) != 1 || !equal(f.Users[0].User, wantUser) {
+		if len(f.Users) != 1 || !maps.Equal(f.Users[0].User, wantUser) {
 			t.Errorf("%s: user = %v, want %v", c.Name, f.Users, wantUser)
 		}
 	}
-}
-
-func equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

@@ -83,12 +83,13 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
 	cd scripts && go test ./...
 	cd tools && go test ./...
-	cd e2e && go vet ./... && go test ./dockerproxy ./conformance
+	cd e2e && go vet ./... && go test ./dockerproxy ./conformance ./cmd/conformance
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(CLI) hash-crosscheck --count 1000
 	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
+	$(MAKE) --no-print-directory test-tree VERSION=1.8.15
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
@@ -101,6 +102,15 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory package VERSION=1.9.11
 	$(MAKE) --no-print-directory check-package VERSION=1.9.11
 	$(CLI) machine check $(OUTPUT)/machine/test.json
+
+.PHONY: test-all
+test-all: $(TOOLCHAIN) ## CI's run (make test, make e2e) and what does not fit its hour: the rehearsals through 1.8, every series on every release (verify), every release packaged
+	$(MAKE) --no-print-directory test
+	$(MAKE) --no-print-directory e2e
+	e2e/run.sh rehearsal-1.8
+	$(MAKE) --no-print-directory verify
+	@for v in 1.7.5 1.8.15 1.18.6; do \
+	  $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
 
 .PHONY: bench-hash
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
@@ -121,7 +131,7 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 .PHONY: e2e
 e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine), upstream's e2e_node conformance specs on both 1.9.11 variants, the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|conformance|rehearsal]
 	@scripts/prereqs.sh
-	@for b in 1.7.5/vanilla 1.7.5/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
+	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	@$(CLI) conformance-suite --release 1.9.11
 	tools/engine-up.sh
@@ -218,9 +228,12 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema meta-official --out $(LEGACY_TYPES)/v17/official/meta/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --out $(LEGACY_TYPES)/v18/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema container-official --out $(LEGACY_TYPES)/v18/official/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema internal-pod --out $(LEGACY_TYPES)/v18/api/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema internal-pod-official --out $(LEGACY_TYPES)/v18/official/api/types.go
+	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema meta-official --out $(LEGACY_TYPES)/v18/official/meta/types.go
 
 .PHONY: uid-goldens
-uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 kubelet derives for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's own dumps rewritten into go1.8.3's layout
+uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 and 1.8 kubelets derive for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's and 1.8.15's own dumps rewritten into go1.8.3's layout
 	@$(CLI) gen-uid-goldens --dir $(LEGACY_TYPES)/testdata/official
 
 .PHONY: clean

@@ -6,6 +6,9 @@
 #
 #   e2e/run.sh [suite...]     default: upgrade inspect-hang orphan conformance rehearsal
 #
+# rehearsal-1.8 (the rehearsals 1.7.5 -> 1.8.15 and 1.8.15 -> 1.9.11, about
+# 25 minutes) is not a default: `make test-all` runs it.
+#
 # The rehearsal suite runs `toolchain rehearsal` (its own engine, nodes and
 # control plane) and removes all of it at the end. The conformance suite is
 # upstream's: the 1.9.11 e2e_node.test's own [Conformance] specs (those of

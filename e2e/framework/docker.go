@@ -115,10 +115,13 @@ const (
 	LabelDockerType    = "io.kubernetes.docker.type" // "podsandbox" or "container"
 	LabelRestartCount  = "annotation.io.kubernetes.container.restartCount"
 	LabelHash          = "annotation.io.kubernetes.container.hash"
-	// LabelNativeHash is the patched 1.9 kubelet's own-schema hash, next
-	// to the 1.7 hash it writes under LabelHash.
-	LabelNativeHash = "annotation.io.kubernetes.container.hash.v1.9"
 )
+
+// LabelNativeHash is where a patched kubelet of minor line (e.g. "1.9")
+// records its own-schema hash, next to the 1.7 hash it writes under
+// LabelHash; the line is in the name, so no release reads another's as
+// its own.
+func LabelNativeHash(minor string) string { return LabelHash + ".v" + minor }
 
 // Key names a container for humans and maps: pod/container, or pod/POD for
 // a sandbox.

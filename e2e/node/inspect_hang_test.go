@@ -40,7 +40,7 @@ func runtimeDown(release string) string {
 }
 
 // hangReleases are the releases that ship the inspect deadlines.
-var hangReleases = []string{"1.7.5", "1.9.11", "1.18.6"}
+var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.18.6"}
 
 func hangPod(name, uid string, port string) framework.Pod {
 	return framework.Pod{Name: name, UID: uid, Containers: []map[string]any{

@@ -270,6 +270,45 @@ func (s state) keys() []string {
 	return out
 }
 
+// switchTo starts release/variant on node and waits until every pod runs,
+// has synced framework.SyncsPerPhase times and is Ready as this kubelet
+// computes it, with no container seen as changed.
+func switchTo(ctx context.Context, node *framework.Node, release, variant string, pods []framework.Pod) *framework.Kubelet {
+	GinkgoHelper()
+	k := startKubelet(ctx, node, release, variant)
+	waitRunning(ctx, node, pods)
+	took := waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
+	GinkgoWriter.Printf("%s %s: %d syncs of every pod after %s\n", release, variant, framework.SyncsPerPhase, took.Round(time.Second))
+	Expect(k.CountLog("hash changed")).To(BeZero(), k.LogTail(40))
+	// Ready as this kubelet computes it (after a restart each readiness
+	// probe must pass once more).
+	Eventually(ctx, func() []string { return notReady(k, pods) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
+		Should(BeEmpty(), func() string { return k.LogTail(30) })
+	return k
+}
+
+// expectSame checks that b, observed after a switch, is a: the same
+// containers under the same ids, restart counts and data, and the unpinned
+// pod's UID.
+func expectSame(ctx context.Context, node *framework.Node, a, b state, what string) {
+	GinkgoHelper()
+	Expect(b.keys()).To(Equal(a.keys()), "%s: containers were created or removed\n%s", what, node.Describe(ctx))
+	Expect(b.ids).To(Equal(a.ids), "%s: container ids changed\n%s", what, node.Describe(ctx))
+	Expect(b.restarts).To(Equal(a.restarts), "%s: restart counts changed", what)
+	Expect(b.data).To(Equal(a.data), "%s: data written before is gone", what)
+	// Same ids imply it; said outright for the pod without a uid.
+	Expect(b.labels["unpinned/app"][framework.LabelPodUID]).To(Equal(a.labels["unpinned/app"][framework.LabelPodUID]), "%s: the unpinned pod's UID changed", what)
+}
+
+// idsOf is the set of s's container ids.
+func idsOf(s state) map[string]bool {
+	ids := map[string]bool{}
+	for _, id := range s.ids {
+		ids[id] = true
+	}
+	return ids
+}
+
 var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func() {
 	// Ordered is not needed: each spec builds its own node from nothing.
 
@@ -290,33 +329,11 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 
 		phase := func(release, variant string, pods []framework.Pod) *framework.Kubelet {
 			GinkgoHelper()
-			k := startKubelet(ctx, node, release, variant)
-			waitRunning(ctx, node, pods)
-			took := waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
-			GinkgoWriter.Printf("%s %s: %d syncs of every pod after %s\n", release, variant, framework.SyncsPerPhase, took.Round(time.Second))
-			Expect(k.CountLog("hash changed")).To(BeZero(), k.LogTail(40))
-			// Ready as this kubelet computes it (after a restart each
-			// readiness probe must pass once more).
-			Eventually(ctx, func() []string { return notReady(k, pods) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
-				Should(BeEmpty(), func() string { return k.LogTail(30) })
-			return k
+			return switchTo(ctx, node, release, variant, pods)
 		}
 		same := func(a, b state, what string) {
 			GinkgoHelper()
-			Expect(b.keys()).To(Equal(a.keys()), "%s: containers were created or removed\n%s", what, node.Describe(ctx))
-			Expect(b.ids).To(Equal(a.ids), "%s: container ids changed\n%s", what, node.Describe(ctx))
-			Expect(b.restarts).To(Equal(a.restarts), "%s: restart counts changed", what)
-			Expect(b.data).To(Equal(a.data), "%s: data written before is gone", what)
-			// Same ids imply it; said outright for the pod without a uid.
-			Expect(b.labels["unpinned/app"][framework.LabelPodUID]).To(Equal(a.labels["unpinned/app"][framework.LabelPodUID]), "%s: the unpinned pod's UID changed", what)
-		}
-
-		idsOf := func(s state) map[string]bool {
-			ids := map[string]bool{}
-			for _, id := range s.ids {
-				ids[id] = true
-			}
-			return ids
+			expectSame(ctx, node, a, b, what)
 		}
 
 		By("switching to the patched 1.9.11: 1.7.5's containers are kept")
@@ -356,7 +373,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		waitRunning(ctx, node, all)
 		made := observe(ctx, node)
 		for _, key := range []string{"late/app", "pair/first"} {
-			Expect(made.labels[key]).To(HaveKey(framework.LabelNativeHash), "%s was created by the patched kubelet", key)
+			Expect(made.labels[key]).To(HaveKey(framework.LabelNativeHash("1.9")), "%s was created by the patched kubelet", key)
 		}
 		mark := len(events.Events())
 
@@ -469,7 +486,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 		first, err := node.Docker.InspectContainer(ctx, before.ids["edited/app"])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(first.HostConfig.SecurityOpt).NotTo(ContainElement("no-new-privileges"))
-		Expect(first.Config.Labels).To(HaveKey(framework.LabelNativeHash), "the patched kubelet records its native hash")
+		Expect(first.Config.Labels).To(HaveKey(framework.LabelNativeHash("1.9")), "the patched kubelet records its native hash")
 
 		By("flipping allowPrivilegeEscalation to false in the manifest")
 		Expect(node.AddPod(pod(&no))).To(Succeed())

@@ -157,9 +157,6 @@ func (h *harness) loadLast() error {
 	if err := json.Unmarshal(data, h.last); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if h.last.Focus == "" {
-		return nil // written before compare.json recorded them: the flags'
-	}
 	if (h.focus != defaultFocus && h.focus != h.last.Focus) || (h.skip != "" && h.skip != h.last.Skip) {
 		return fmt.Errorf("%s ran with focus %q and skip %q; judging it again takes those (got focus %q, skip %q)",
 			path, h.last.Focus, h.last.Skip, h.focus, h.skip)

@@ -29,15 +29,21 @@ func newTestTreeCmd(s Streams, g *globals) *cobra.Command {
 			if r.Series.Fixes == "" {
 				return fmt.Errorf("release %s has no fixes series", r.Release)
 			}
-			// The fixes' packages; the build fixes touch vendored code whose
-			// own suites (ugorji's codec, for one) are not ours to run.
+			// The fixes' packages, and the tests the build series lays in
+			// (the official derivations); the build patches touch vendored
+			// code whose own suites (ugorji's codec, for one) are not ours
+			// to run.
 			p := build.PathsFor(m.OutputDir(), r.Release, matrix.Patched)
 			series := append(append([]string{}, r.Series.SharedFixes...), r.Series.Fixes)
 			if r.Series.LegacyTypes != "" {
 				// The shared layouts and static pod identity the fixes build on.
 				series = append(series, r.Series.LegacyTypes)
 			}
-			pkgs, err := treetest.Packages(m.Root, p.Tree, series)
+			var overlayOnly []string
+			if r.Series.Build != "" {
+				overlayOnly = append(overlayOnly, r.Series.Build)
+			}
+			pkgs, err := treetest.Packages(m.Root, p.Tree, series, overlayOnly)
 			if err != nil {
 				return err
 			}

@@ -88,18 +88,21 @@ func newVerifyCmd(s Streams, g *globals) *cobra.Command {
 
 // checkUIDGoldens regenerates the official-derivation goldens and compares.
 func checkUIDGoldens(ctx context.Context, s Streams, m *matrix.Matrix) error {
-	r, err := m.Lookup(podhash.GoldensRelease)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(m.Root, podhash.GoldensDir)
-	files, err := podhash.GenGoldens(ctx, m, r, dir, s.Err)
-	if err != nil {
-		return err
+	for _, version := range podhash.GoldensReleases {
+		r, err := m.Lookup(version)
+		if err != nil {
+			return err
+		}
+		files, err := podhash.GenGoldens(ctx, m, r, dir, s.Err)
+		if err != nil {
+			return err
+		}
+		out := podhash.GoldensOut(dir, r)
+		if err := podhash.WriteGoldens(out, files, true); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Out, "%s: up to date (%d files)\n", out, len(files))
 	}
-	if err := podhash.WriteGoldens(dir, files, true); err != nil {
-		return err
-	}
-	fmt.Fprintf(s.Out, "%s: up to date (%d files)\n", podhash.GoldensDir, len(files))
 	return nil
 }

@@ -87,7 +87,7 @@ func generate(ctx context.Context, o Options, prev *Lock) (*Lock, []byte, error)
 	var next *Lock
 	switch r.Era {
 	case matrix.EraGodeps:
-		next, err = godepsLock(ctx, r, zipPath, prev, o.Seed)
+		next, err = godepsLock(ctx, r, zipPath, prev, siblings(o), o.Seed)
 	case matrix.EraModules:
 		next, err = modulesLock(ctx, r, zipPath, prev)
 	}
@@ -98,7 +98,23 @@ func generate(ctx context.Context, o Options, prev *Lock) (*Lock, []byte, error)
 	return next, data, err
 }
 
-func godepsLock(ctx context.Context, r *matrix.Release, zipPath string, prev *Lock, seedPath string) (*Lock, error) {
+// siblings are the committed locks of the matrix's other releases of the
+// same era (those that have one).
+func siblings(o Options) []*Lock {
+	var out []*Lock
+	for i := range o.Matrix.Releases {
+		r := &o.Matrix.Releases[i]
+		if r.Release == o.Release.Release || r.Era != o.Release.Era {
+			continue
+		}
+		if l, err := Load(filepath.Join(o.Matrix.Root, r.Lock())); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func godepsLock(ctx context.Context, r *matrix.Release, zipPath string, prev *Lock, siblings []*Lock, seedPath string) (*Lock, error) {
 	data, err := readZipFile(zipPath, source.ModulePath+"@"+r.ModuleVersion()+"/Godeps/Godeps.json")
 	if err != nil {
 		return nil, err
@@ -126,7 +142,7 @@ func godepsLock(ctx context.Context, r *matrix.Release, zipPath string, prev *Lo
 	dl := func(ctx context.Context, ids ...string) ([]gomod.Module, error) {
 		return gomod.Download(ctx, r.Go, ids...)
 	}
-	return Resolve(ctx, r.Release, own, prev, seed, dl)
+	return Resolve(ctx, r.Release, own, prev, siblings, seed, dl)
 }
 
 // modulesLock applies the committed go.mod edits to a scratch tree, lets

@@ -45,7 +45,7 @@ func proxy(served ...string) Downloader {
 
 func TestResolve(t *testing.T) {
 	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
-	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestResolve(t *testing.T) {
 	}
 
 	// Regenerating from the lock alone (what `make lock --check` does) is stable.
-	again, err := Resolve(context.Background(), "1.9.11", repos, l, nil, dl)
+	again, err := Resolve(context.Background(), "1.9.11", repos, l, nil, nil, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestResolveReportsUnservedRoots(t *testing.T) {
-	_, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, proxy())
+	_, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, proxy())
 	if err == nil {
 		t.Fatal("resolved with nothing served")
 	}
@@ -95,7 +95,7 @@ func TestResolveReportsUnservedRoots(t *testing.T) {
 
 func TestCheckCoversDetectsDrift(t *testing.T) {
 	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
-	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,17 +160,17 @@ func TestRepositoryLocks(t *testing.T) {
 func TestSeedOverridesLock(t *testing.T) {
 	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/a/exact@v1.0.2",
 		"github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
-	l, err := Resolve(context.Background(), "1.9.11", repos, nil, seed, dl)
+	l, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const why = "the pinned revision crashes under Go 1.26"
 	bump := []Candidate{{Root: "github.com/a/exact", Rev: repos[0].Rev, Module: "github.com/a/exact", Version: "v1.0.2", How: "override", Substitution: why}}
-	next, err := Resolve(context.Background(), "1.9.11", repos, l, bump, dl)
+	next, err := Resolve(context.Background(), "1.9.11", repos, l, nil, bump, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := Resolve(context.Background(), "1.9.11", repos, next, nil, dl)
+	again, err := Resolve(context.Background(), "1.9.11", repos, next, nil, nil, dl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,5 +180,56 @@ func TestSeedOverridesLock(t *testing.T) {
 				t.Errorf("%s: %+v, want v1.0.2 with the seed's reason", name, m)
 			}
 		}
+	}
+}
+
+// A new release's lock takes the pins the other releases' locks hold for
+// the same revision (with their substitution reasons), and their missing
+// roots; a different revision of the same root is not taken.
+func TestResolveFromSiblingLocks(t *testing.T) {
+	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
+	sibling, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new release pins c at another revision: nothing may stand in for it.
+	next := append([]godeps.Repo{}, repos...)
+	next[2].Rev = "6666666666666666666666666666666666666666"
+	if _, err := Resolve(context.Background(), "1.8.15", next, nil, []*Lock{sibling}, nil, dl); err == nil || !strings.Contains(err.Error(), "github.com/c/substituted@666666666666") {
+		t.Fatalf("a sibling's pin of another revision was taken (err %v)", err)
+	}
+	l, err := Resolve(context.Background(), "1.8.15", repos, nil, []*Lock{sibling}, nil, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := sibling.Marshal()
+	b, _ := l.Marshal()
+	if strings.Replace(string(a), "1.9.11", "1.8.15", -1) != string(b) {
+		t.Errorf("the same revisions resolved differently from the sibling lock:\n%s\n---\n%s", a, b)
+	}
+}
+
+// What the committed lock decided stays: a root it records as missing is
+// not pinned from a sibling that serves it.
+func TestSiblingsDoNotOverrideTheCommittedLock(t *testing.T) {
+	dl := proxy("github.com/a/exact@v0.0.0-20170101000000-111111111111", "github.com/b/tagged@v1.2.0", "github.com/c/substituted@v0.8.10")
+	withC, err := Resolve(context.Background(), "1.9.11", repos, nil, nil, seed, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missingC := append([]Candidate{}, seed...)
+	missingC[1] = Candidate{Root: "github.com/c/substituted", Rev: repos[2].Rev, How: "missing"}
+	committed, err := Resolve(context.Background(), "1.7.5", repos, nil, nil, missingC, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Resolve(context.Background(), "1.7.5", repos, committed, []*Lock{withC}, nil, dl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := committed.Marshal()
+	b, _ := again.Marshal()
+	if string(a) != string(b) {
+		t.Errorf("a sibling changed the committed lock:\n%s\n---\n%s", a, b)
 	}
 }

@@ -47,10 +47,12 @@ func LoadSeed(path string) ([]Candidate, error) {
 type Downloader func(ctx context.Context, ids ...string) ([]gomod.Module, error)
 
 // Resolve builds a Godeps-era lock for repos. Candidates come, in order of
-// preference, from prev (the committed lock), seed, and the Godeps comment
-// when it is a plain release tag. Every chosen module is downloaded, which
-// verifies it against the checksum database, and its h1: sum recorded.
-func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Lock, seed []Candidate, dl Downloader) (*Lock, error) {
+// preference, from seed, prev (the committed lock), siblings (the other
+// releases' locks: a revision one of them pins is pinned the same way),
+// and the Godeps comment when it is a plain release tag. Every chosen
+// module is downloaded, which verifies it against the checksum database,
+// and its h1: sum recorded.
+func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Lock, siblings []*Lock, seed []Candidate, dl Downloader) (*Lock, error) {
 	prevByRoot := map[string]Module{}
 	prevMissing := map[string]Missing{}
 	if prev != nil {
@@ -64,6 +66,21 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 	seedByRoot := map[string]Candidate{}
 	for _, c := range seed {
 		seedByRoot[c.Root] = c
+	}
+	type rootRev struct{ root, rev string }
+	siblingPins := map[rootRev][]Candidate{}
+	siblingMissing := map[rootRev]bool{}
+	for _, sib := range siblings {
+		for _, m := range sib.Modules {
+			if !m.Extra {
+				k := rootRev{m.Root, m.Rev}
+				siblingPins[k] = append(siblingPins[k], Candidate{Module: m.Module, Version: m.Version,
+					WholeModule: m.WholeModule, Substitution: m.Substitution, How: "lock " + sib.Release})
+			}
+		}
+		for _, m := range sib.Missing {
+			siblingMissing[rootRev{m.Root, m.Rev}] = true
+		}
 	}
 
 	type pending struct {
@@ -87,6 +104,11 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 		}
 		if p, ok := prevByRoot[r.Root]; ok && p.Rev == r.Rev {
 			cands = append(cands, Candidate{Module: p.Module, Version: p.Version, WholeModule: p.WholeModule, Substitution: p.Substitution, How: "lock"})
+		}
+		// Siblings only for what the committed lock does not decide: a
+		// root it records as missing stays missing.
+		if m, ok := prevMissing[r.Root]; !ok || m.Rev != r.Rev {
+			cands = append(cands, siblingPins[rootRev{r.Root, r.Rev}]...)
 		}
 		if tag := plainTag(r.Comment); tag != "" {
 			cands = append(cands, Candidate{Module: r.Root, Version: tag, How: "tag"}, Candidate{Module: r.Root, Version: tag + "+incompatible", How: "tag"})
@@ -148,7 +170,7 @@ func Resolve(ctx context.Context, release string, repos []godeps.Repo, prev *Loc
 			l.Modules = append(l.Modules, *chosen)
 		case prevMissing[w.repo.Root].Rev == w.repo.Rev && prevMissing[w.repo.Root].Reason != "":
 			l.Missing = append(l.Missing, prevMissing[w.repo.Root])
-		case isSeedMissing(seedByRoot[w.repo.Root], w.repo.Rev):
+		case isSeedMissing(seedByRoot[w.repo.Root], w.repo.Rev) || siblingMissing[rootRev{w.repo.Root, w.repo.Rev}]:
 			l.Missing = append(l.Missing, Missing{Root: w.repo.Root, Rev: w.repo.Rev,
 				Reason: "no version of this revision is served by the module proxy; cmd/kubelet does not import it (its build would fail if it did)"})
 		default:

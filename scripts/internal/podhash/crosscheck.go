@@ -18,8 +18,10 @@ import (
 // Crosscheck is the cross-release property test: for every release whose
 // patched build writes an older release's container hashes (hashBaseline
 // in versions.yaml), the baseline's vanilla build and the patched build
-// must agree on every container, the vanilla build must not, and a new
-// image must change both. API pods: privileged and feature-gated
+// must agree on every container, the vanilla build must disagree exactly
+// on the containers the two releases' schema diff predicts (every one for
+// 1.7 -> 1.9; those with a volume mount or a securityContext for 1.7 ->
+// 1.8), and a new image must change both. API pods: privileged and feature-gated
 // containers are hashed as an API server with those gates stores them, so
 // no feature gate is passed to the helpers.
 type Crosscheck struct {
@@ -31,14 +33,16 @@ type Crosscheck struct {
 	Log, Out io.Writer
 }
 
-// Run checks the property on a generated corpus and on the pods of the
-// newer release's own manifests, for every release with a hash baseline.
+// Run checks the property on a generated corpus for every release with a
+// hash baseline, and on the pods of every such release's own manifests
+// under each release of the same baseline (1.9.11's add-ons under the
+// patched 1.8.15 too).
 func (c *Crosscheck) Run(ctx context.Context) error {
 	dir := filepath.Join(c.Matrix.OutputDir(), "crosscheck")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	checked := 0
+	var lined []*matrix.Release
 	for i := range c.Matrix.Releases {
 		r := &c.Matrix.Releases[i]
 		old, err := c.Matrix.Baseline(r)
@@ -48,11 +52,8 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 		if old == nil || r.StandIn != "" {
 			continue
 		}
-		checked++
+		lined = append(lined, r)
 		if err := c.corpus(ctx, dir, old, r); err != nil {
-			return err
-		}
-		if err := c.manifests(ctx, filepath.Join(dir, "manifests.json"), old, r); err != nil {
 			return err
 		}
 		if err := c.staticPrivileged(ctx, old, filepath.Join(dir, "corpus.json")); err != nil {
@@ -62,8 +63,19 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if checked == 0 {
+	if len(lined) == 0 {
 		return fmt.Errorf("no release in %s has a hashBaseline: nothing to cross-check", c.Matrix.File)
+	}
+	for _, of := range lined {
+		var same []*matrix.Release
+		for _, r := range lined {
+			if r.HashBaseline == of.HashBaseline {
+				same = append(same, r)
+			}
+		}
+		if err := c.manifests(ctx, filepath.Join(dir, "manifests-"+of.Release+".json"), of, same); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -100,16 +112,26 @@ func (c *Crosscheck) corpus(ctx context.Context, dir string, old, r *matrix.Rele
 		}
 	}
 	base, patched, vanilla, baseNew, patchedNew := res[0], res[1], res[2], res[3], res[4]
+	predicted, err := predictHashChanges(ctx, c.Matrix, old, r, a)
+	if err != nil {
+		return err
+	}
 	var bad []string
-	mismatches := 0
+	mismatches, differ := 0, 0
 	for i := range base {
 		k := base[i].Key()
+		want, known := predicted[k]
+		if want {
+			differ++
+		}
 		var msg string
 		switch {
+		case !known:
+			msg = fmt.Sprintf("%s: not in the corpus the prediction read", k)
 		case base[i].Hash != patched[i].Hash:
 			msg = fmt.Sprintf("%s: %s %d, patched %s %d", k, old.Release, base[i].Hash, r.Release, patched[i].Hash)
-		case vanilla[i].Hash == base[i].Hash:
-			msg = fmt.Sprintf("%s: vanilla %s agrees with %s (%d): the corpus no longer shows the bug", k, r.Release, old.Release, base[i].Hash)
+		case (vanilla[i].Hash != base[i].Hash) != want:
+			msg = fmt.Sprintf("%s: vanilla %s %d, %s %d; the schema diff predicts they differ: %v", k, r.Release, vanilla[i].Hash, old.Release, base[i].Hash, want)
 		case baseNew[i].Hash == base[i].Hash || patchedNew[i].Hash == patched[i].Hash:
 			msg = fmt.Sprintf("%s: a new image leaves the hash unchanged", k)
 		default:
@@ -128,16 +150,20 @@ func (c *Crosscheck) corpus(ctx context.Context, dir string, old, r *matrix.Rele
 	}
 	corpus := string(data)
 	newer := strings.Count(corpus, "allowPrivilegeEscalation") + strings.Count(corpus, "mountPropagation") + strings.Count(corpus, "volumeDevices")
-	fmt.Fprintf(c.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields, %d privileged): %s vanilla == %s patched for all, %s vanilla differs for all, a new image changes both\n",
-		count, newer, strings.Count(corpus, `"privileged"`), old.Release, r.Release, r.Release)
+	if differ == 0 {
+		return fmt.Errorf("no container of the corpus is predicted to change hash between %s and %s: it no longer shows the bug", old.Release, r.Release)
+	}
+	fmt.Fprintf(c.Out, "ok  %d containers (%d settings of 1.8/1.9-only fields, %d privileged): %s vanilla == %s patched for all, %s vanilla differs for exactly the %d the schema diff predicts, a new image changes both\n",
+		count, newer, strings.Count(corpus, `"privileged"`), old.Release, r.Release, r.Release, differ)
 	return nil
 }
 
-// manifests runs the same property over the pods of r's own manifests
-// (add-ons, examples, e2e manifests), as API pods: every build of every
-// release served here must accept every one of them.
-func (c *Crosscheck) manifests(ctx context.Context, path string, old, r *matrix.Release) error {
-	pods, _, err := ReleaseManifests(ctx, r, path)
+// manifests runs the same property over the pods of release of's own
+// manifests (add-ons, examples, e2e manifests), as API pods, for each
+// release of targets: every build of every release served here must
+// accept every one of them.
+func (c *Crosscheck) manifests(ctx context.Context, path string, of *matrix.Release, targets []*matrix.Release) error {
+	pods, _, err := ReleaseManifests(ctx, of, path)
 	if err != nil {
 		return err
 	}
@@ -150,23 +176,38 @@ func (c *Crosscheck) manifests(ctx context.Context, path string, old, r *matrix.
 		for _, v := range matrix.Variants {
 			res, err := c.hash(ctx, other, v, path)
 			if err != nil {
-				return fmt.Errorf("%s %s refused a pod of the manifest corpus: %w", other.Release, v, err)
+				return fmt.Errorf("%s %s refused a pod of %s's manifest corpus: %w", other.Release, v, of.Release, err)
 			}
 			results[other.Release+"/"+string(v)] = res
 		}
 	}
-	base, patched, vanilla := results[old.Release+"/vanilla"], results[r.Release+"/patched"], results[r.Release+"/vanilla"]
-	var bad []string
-	for i := range base {
-		if base[i].Hash != patched[i].Hash || base[i].Hash == vanilla[i].Hash {
-			bad = append(bad, fmt.Sprintf("%s: %s %d, patched %s %d, vanilla %s %d", base[i].Key(), old.Release, base[i].Hash, r.Release, patched[i].Hash, r.Release, vanilla[i].Hash))
+	for _, r := range targets {
+		old, err := c.Matrix.Baseline(r)
+		if err != nil {
+			return err
 		}
+		base, patched, vanilla := results[old.Release+"/vanilla"], results[r.Release+"/patched"], results[r.Release+"/vanilla"]
+		predicted, err := predictHashChanges(ctx, c.Matrix, old, r, path)
+		if err != nil {
+			return err
+		}
+		var bad []string
+		differ := 0
+		for i := range base {
+			want, known := predicted[base[i].Key()]
+			if want {
+				differ++
+			}
+			if !known || base[i].Hash != patched[i].Hash || (base[i].Hash != vanilla[i].Hash) != want {
+				bad = append(bad, fmt.Sprintf("%s: %s %d, patched %s %d, vanilla %s %d (schema diff predicts a change: %v)", base[i].Key(), old.Release, base[i].Hash, r.Release, patched[i].Hash, r.Release, vanilla[i].Hash, want))
+			}
+		}
+		if len(bad) > 0 {
+			return fmt.Errorf("%d of %d containers of %s's manifests break the property under %s:\n  %s", len(bad), len(base), of.Release, r.Release, strings.Join(bad[:min(len(bad), 10)], "\n  "))
+		}
+		fmt.Fprintf(c.Out, "ok  %d pods, %d containers of %s's own manifests: accepted as API pods by all %d builds; %s vanilla == %s patched for every container, %s vanilla differs for exactly the %d the schema diff predicts\n",
+			pods, len(base), of.Release, len(results), old.Release, r.Release, r.Release, differ)
 	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%d of %d manifest containers break the property:\n  %s", len(bad), len(base), strings.Join(bad[:min(len(bad), 10)], "\n  "))
-	}
-	fmt.Fprintf(c.Out, "ok  %d pods, %d containers of %s's own manifests: accepted as API pods by all %d builds; %s vanilla == %s patched, %s vanilla differs, for every container\n",
-		pods, len(base), r.Release, len(results), old.Release, r.Release, r.Release)
 	return nil
 }
 

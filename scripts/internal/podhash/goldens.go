@@ -21,19 +21,23 @@ import (
 )
 
 const (
-	// GoldensDir holds the test manifests and their goldens (GoldensFile),
+	// GoldensDir holds the test manifests, and per official release line
+	// (<minor>/, e.g. 1.7/) their goldens (GoldensFile) and dumps,
 	// relative to the repository.
 	GoldensDir  = "overlay/legacy-types/pkg/kubelet/legacytypes/testdata/official"
 	GoldensFile = "goldens.json"
-	// GoldensRelease is the 1.7 release whose vanilla helper dumps them.
-	GoldensRelease = "1.7.5"
 )
 
-// Golden is what the official go1.8.3-built 1.7 kubelet derives for one
-// static pod manifest: the UID and container hashes of the tree's own
-// dumps (Go >= 1.9) rewritten into go1.8.3's layout (package go18dump).
-// The in-tree tests check our builds against it. Both dumps are written
-// beside the goldens (<manifest>.dump, <manifest>.go18.dump).
+// GoldensReleases are the releases whose official binaries were built by
+// go1.8.3 (1.7 and 1.8): their vanilla helpers dump the manifests, one
+// release per minor line.
+var GoldensReleases = []string{"1.7.5", "1.8.15"}
+
+// Golden is what an official go1.8.3-built kubelet derives for one static
+// pod manifest: the UID and container hashes of the tree's own dumps (Go
+// >= 1.9) rewritten into go1.8.3's layout (package go18dump). The in-tree
+// tests check our builds against it. Both dumps are written beside the
+// goldens (<minor>/<manifest>.dump, <minor>/<manifest>.go18.dump).
 type Golden struct {
 	File        string                     `json:"file"`
 	Pod         string                     `json:"pod"`
@@ -42,8 +46,8 @@ type Golden struct {
 	Containers  map[string]ContainerGolden `json:"containers"`
 }
 
-// ContainerGolden is a container's hash label value, official and as 1.7
-// built by Go >= 1.9 writes it.
+// ContainerGolden is a container's hash label value, official and as the
+// release built by Go >= 1.9 writes it.
 type ContainerGolden struct {
 	OfficialHash uint64 `json:"officialHash"`
 	NewerGoHash  uint64 `json:"newerGoHash"`
@@ -58,9 +62,10 @@ var GoldenEnv = []string{"TZ=UTC"}
 const GoldenNode = "node"
 
 // GenGoldens dumps every manifest (*.yaml, *.json) in dir with release r's
-// vanilla helper and returns the files to write there, by name: the
-// goldens (GoldensFile) and each manifest's dumps. r must be a 1.7 release
-// (its helper prints the Go >= 1.9 dumps).
+// vanilla helper and returns the files to write to GoldensOut(dir, r), by
+// name: the goldens (GoldensFile) and each manifest's dumps. r must be a
+// release whose official build was go1.8.3 (its helper prints the Go >=
+// 1.9 dumps, which are rewritten).
 func GenGoldens(ctx context.Context, m *matrix.Matrix, r *matrix.Release, dir string, log io.Writer) (map[string][]byte, error) {
 	yamls, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	jsons, _ := filepath.Glob(filepath.Join(dir, "*.json"))
@@ -129,7 +134,7 @@ func golden(file, pod, uid, podDump string, containers map[string]string) (Golde
 		return Golden{}, nil, err
 	}
 	if official == podDump || !strings.Contains(official, "(time.Time){sec:") {
-		return Golden{}, nil, fmt.Errorf("the rewrite changed no time.Time: not a 1.7 pod dump")
+		return Golden{}, nil, fmt.Errorf("the rewrite changed no time.Time: not the pod dump of a release that go1.8.3 built")
 	}
 	g := Golden{File: file, Pod: pod, OfficialUID: md5hex(official), NewerGoUID: uid, Containers: map[string]ContainerGolden{}}
 	dumps := []dump{{"pod " + pod + " (static pod UID: md5)", podDump, official}}
@@ -161,8 +166,12 @@ func fnv32a(s string) uint64 {
 	return uint64(h.Sum32())
 }
 
+// GoldensOut is where r's goldens are written: the minor line's
+// directory under the manifests' dir.
+func GoldensOut(dir string, r *matrix.Release) string { return filepath.Join(dir, r.Minor()) }
+
 // WriteGoldens writes, or with check compares, the goldens and dumps in
-// dir.
+// dir (made with GoldensOut).
 func WriteGoldens(dir string, files map[string][]byte, check bool) error {
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -171,6 +180,9 @@ func WriteGoldens(dir string, files map[string][]byte, check bool) error {
 	sort.Strings(names)
 	for _, name := range names {
 		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 		if check {
 			old, err := os.ReadFile(path)
 			if err != nil {

@@ -17,20 +17,27 @@ import (
 )
 
 // Packages returns the tree-relative directories that the given series
-// change (patched files and overlay files) and that hold Go tests.
-func Packages(root, tree string, series []string) ([]string, error) {
+// change (patched files and overlay files; of overlayOnly's series only
+// the overlay files) and that hold Go tests.
+func Packages(root, tree string, series, overlayOnly []string) ([]string, error) {
 	dirs := map[string]bool{}
+	patched := map[string]bool{}
 	for _, name := range series {
+		patched[name] = true
+	}
+	for _, name := range append(append([]string{}, series...), overlayOnly...) {
 		s, err := patch.Load(root, name)
 		if err != nil {
 			return nil, err
 		}
-		files, err := s.PatchedFiles()
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			dirs[filepath.Dir(f)] = true
+		if patched[name] {
+			files, err := s.PatchedFiles()
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				dirs[filepath.Dir(f)] = true
+			}
 		}
 		if s.Overlay != "" {
 			files, err := s.Files()

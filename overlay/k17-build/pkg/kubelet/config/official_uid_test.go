@@ -1,10 +1,7 @@
 package config
 
 import (
-	"encoding/json"
-	"io/ioutil"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,33 +9,17 @@ import (
 	"k8s.io/kubernetes/pkg/api/v1"
 	"k8s.io/kubernetes/pkg/capabilities"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes/goldens"
 )
 
-// officialDir holds test manifests and what the official go1.8.3-built
-// 1.7 kubelet derives for them (goldens.json, `make uid-goldens`: vanilla
-// 1.7.5's own dumps rewritten into go1.8.3's layout by text rules read
-// from go1.8.3's sources, not by the code under test).
+// officialDir holds test manifests and, under 1.7/, what the official
+// go1.8.3-built 1.7 kubelet derives for them (package goldens).
 const officialDir = "../legacytypes/testdata/official"
 
-type official struct {
-	File        string `json:"file"`
-	Pod         string `json:"pod"`
-	OfficialUID string `json:"officialUID"`
-	NewerGoUID  string `json:"newerGoUID"`
-	Containers  map[string]struct {
-		OfficialHash uint64 `json:"officialHash"`
-		NewerGoHash  uint64 `json:"newerGoHash"`
-	} `json:"containers"`
-}
-
-func loadOfficial(t *testing.T) []official {
-	data, err := ioutil.ReadFile(filepath.Join(officialDir, "goldens.json"))
+func loadOfficial(t *testing.T) []goldens.Golden {
+	gs, err := goldens.Load(officialDir, "1.7")
 	if err != nil {
 		t.Fatal(err)
-	}
-	var gs []official
-	if err := json.Unmarshal(data, &gs); err != nil || len(gs) == 0 {
-		t.Fatalf("goldens.json: %d goldens, %v", len(gs), err)
 	}
 	return gs
 }
@@ -61,7 +42,7 @@ func TestMain(m *testing.M) {
 // NewerGoHash instead).
 func TestStaticPodUIDAndHashesAreTheOfficialBinarys(t *testing.T) {
 	for _, g := range loadOfficial(t) {
-		data, err := ioutil.ReadFile(filepath.Join(officialDir, g.File))
+		data, err := goldens.Manifest(officialDir, g)
 		if err != nil {
 			t.Fatal(err)
 		}

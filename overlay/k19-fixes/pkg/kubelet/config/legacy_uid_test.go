@@ -3,10 +3,10 @@ package config
 import (
 	"crypto/md5"
 	"encoding/hex"
-	"encoding/json"
 	"io/ioutil"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -19,32 +19,34 @@ import (
 	kubetypes "k8s.io/kubernetes/pkg/kubelet/types"
 
 	"k8s.io/kubernetes/pkg/kubelet/config/legacyuid"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes/goldens"
 	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
 )
 
-// officialDir holds test manifests and what the official go1.8.3-built
-// 1.7 kubelet derives for them (goldens.json, `make uid-goldens`: vanilla
-// 1.7.5's own dumps rewritten into go1.8.3's layout by text rules read
-// from go1.8.3's sources, not by the code under test).
+// officialDir holds test manifests and, under 1.7/, what the official
+// go1.8.3-built 1.7 kubelet derives for them (package goldens).
 const officialDir = "../legacytypes/testdata/official"
 
-type official struct {
-	File        string `json:"file"`
-	Pod         string `json:"pod"`
-	OfficialUID string `json:"officialUID"`
-	NewerGoUID  string `json:"newerGoUID"`
-}
-
-func loadOfficial(t testing.TB) []official {
-	data, err := ioutil.ReadFile(filepath.Join(officialDir, "goldens.json"))
+func loadOfficial(t testing.TB) []goldens.Golden {
+	gs, err := goldens.Load(officialDir, "1.7")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gs []official
-	if err := json.Unmarshal(data, &gs); err != nil || len(gs) == 0 {
-		t.Fatalf("goldens.json: %d goldens, %v", len(gs), err)
-	}
 	return gs
+}
+
+// official18 is what the official 1.8 binary (and 1.8 built by a newer
+// Go) derives for each manifest, by file (goldens line 1.8).
+func official18(t testing.TB) map[string]goldens.Golden {
+	gs, err := goldens.Load(officialDir, "1.8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]goldens.Golden{}
+	for _, g := range gs {
+		m[g.File] = g
+	}
+	return m
 }
 
 // The goldens were made with TZ=UTC (a Local without zone tables).
@@ -99,19 +101,22 @@ func TestStaticPodUIDIsTheOfficial17s(t *testing.T) {
 }
 
 // The derivations a patched 1.9.11 knows: official 1.7 first, 1.7 built by
-// Go >= 1.9, 1.9's own last. The native one differs from both 1.7 ones for
-// every manifest: vanilla 1.9.11 replaces every such pod a 1.7 kubelet
-// started (the e2e's negative control shows it on a node).
+// Go >= 1.9, official 1.8, 1.8 built by Go >= 1.9, 1.9's own last. The
+// native one differs from all of them for every manifest: vanilla 1.9.11
+// replaces every such pod a 1.7 or 1.8 kubelet started (the e2e's negative
+// control shows it on a node).
 func TestDerivations(t *testing.T) {
 	requireBaseline17(t)
+	g18 := official18(t)
 	for _, g := range loadOfficial(t) {
 		pod := decodeManifest(t, g.File)
 		ds := legacyuid.Derivations(pod)
 		h := md5.New()
 		legacyuid.NativeHashPod(h, pod)
 		native := hex.EncodeToString(h.Sum(nil))
-		if len(ds) != 3 || ds[0].UID != g.OfficialUID || ds[1].UID != g.NewerGoUID || ds[2].UID != native {
-			t.Errorf("%s: derivations %+v, want official %s, newer Go %s, native %s", g.File, ds, g.OfficialUID, g.NewerGoUID, native)
+		want := []string{g.OfficialUID, g.NewerGoUID, g18[g.File].OfficialUID, g18[g.File].NewerGoUID, native}
+		if got := staticuid.UIDs(ds); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: derivations %+v, want official 1.7, 1.7 newer Go, official 1.8, 1.8 newer Go, native %v", g.File, ds, want)
 		}
 		if !strings.HasPrefix(ds[0].Name, "official 1.7") {
 			t.Errorf("%s: first derivation %q", g.File, ds[0].Name)
@@ -124,13 +129,14 @@ func TestDerivations(t *testing.T) {
 func TestStaticPodKeepsTheUIDItsSandboxRunsWith(t *testing.T) {
 	requireBaseline17(t)
 	defer staticuid.Record(nil)
+	g18 := official18(t)
 	for _, g := range loadOfficial(t) {
 		ns, name, _ := strings.Cut(g.Pod, "/")
 		pod := decodeManifest(t, g.File)
 		h := md5.New()
 		legacyuid.NativeHashPod(h, pod)
 		native := hex.EncodeToString(h.Sum(nil))
-		for _, running := range []string{g.OfficialUID, g.NewerGoUID, native} {
+		for _, running := range []string{g.OfficialUID, g.NewerGoUID, g18[g.File].OfficialUID, g18[g.File].NewerGoUID, native} {
 			staticuid.Record([]staticuid.Sandbox{
 				{UID: "pinned-elsewhere", Namespace: ns, Name: name + "-node", Created: 9},
 				{UID: running, Namespace: ns, Name: name + "-node", Running: true, Created: 1},

@@ -11,27 +11,18 @@
 // 1.7 tree, overlay legacy-types) and dumped under 1.7's type and package
 // names: once with go1.8.3's runtime layouts (the official 1.7 binary:
 // every manifest's creationTimestamp is a time.Time), once with this Go's
-// (1.7 built by Go >= 1.9).
+// (1.7 built by Go >= 1.9); and the same for 1.8's graph (package
+// staticuid, Go183Derivations).
 package legacyuid
 
 import (
 	"crypto/md5"
 	"encoding/hex"
 	"hash"
-	"reflect"
 
 	api "k8s.io/kubernetes/pkg/apis/core"
-	"k8s.io/kubernetes/pkg/kubelet/legacytypes"
 	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
 	hashutil "k8s.io/kubernetes/pkg/util/hash"
-
-	v17 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/api"
-	v17official "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/official/api"
-)
-
-var (
-	v17Pod         = reflect.TypeOf(v17.Pod{})
-	v17OfficialPod = reflect.TypeOf(v17official.Pod{})
 )
 
 // Derivations returns the UIDs known kubelets derive for pod (decoded,
@@ -41,9 +32,8 @@ var (
 func Derivations(pod *api.Pod) []staticuid.Derivation {
 	var ds []staticuid.Derivation
 	if staticuid.Baseline() == "1.7" {
-		ds = append(ds,
-			staticuid.Derivation{Name: "official 1.7 (go1.8.3)", UID: uid(OfficialHashPod, pod)},
-			staticuid.Derivation{Name: "1.7 built by Go >= 1.9", UID: uid(NewerGoHashPod, pod)})
+		// Official 1.7 and 1.8 (go1.8.3) and both rebuilt by a newer Go.
+		ds = staticuid.Go183Derivations(pod, "1.7", "1.8")
 	}
 	// Official 1.9.11 (go1.9.3) derives the same for every manifest whose
 	// creationTimestamp is unset or null; see docs/go-fidelity.md.
@@ -55,18 +45,6 @@ func uid(hashPod func(hash.Hash, *api.Pod), pod *api.Pod) string {
 	h := md5.New()
 	hashPod(h, pod)
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// OfficialHashPod writes what the official 1.7 kubelet's applyDefaults
-// hashes for pod into hasher (reset first, as hashutil.DeepHashObject does).
-func OfficialHashPod(hasher hash.Hash, pod *api.Pod) {
-	// A pointer, as applyDefaults passes it: spew prints "(*api.Pod)".
-	hashutil.DeepHashObject(hasher, legacytypes.Project(pod, v17OfficialPod).Addr().Interface())
-}
-
-// NewerGoHashPod is OfficialHashPod for 1.7 built by Go >= 1.9.
-func NewerGoHashPod(hasher hash.Hash, pod *api.Pod) {
-	hashutil.DeepHashObject(hasher, legacytypes.Project(pod, v17Pod).Addr().Interface())
 }
 
 // NativeHashPod is what the vanilla kubelet of this release hashes.

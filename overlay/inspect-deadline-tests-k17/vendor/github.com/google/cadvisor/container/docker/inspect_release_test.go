@@ -1,0 +1,31 @@
+package docker
+
+// What the shared inspect deadline tests (series inspect-deadline-tests)
+// need that differs between releases' cadvisor: as 1.7 and 1.8 have it.
+
+import (
+	"time"
+
+	dockerclient "github.com/docker/engine-api/client"
+	"github.com/google/cadvisor/container"
+	"github.com/google/cadvisor/manager/watcher"
+)
+
+type testDockerClient = dockerclient.Client
+
+var newTestDockerClient = dockerclient.NewClient
+
+type watchSource = watcher.ContainerWatchSource
+
+const rawWatch = watcher.Raw
+
+// handlerMetrics are the metrics the handlers under test collect.
+var handlerMetrics = container.MetricSet{container.DiskUsageMetrics: struct{}{}}
+
+// setInspectTimeout sets the deadline of the patched inspects and returns
+// how to restore it.
+func setInspectTimeout(d time.Duration) (restore func()) {
+	old := inspectTimeout
+	inspectTimeout = d
+	return func() { inspectTimeout = old }
+}

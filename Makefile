@@ -91,6 +91,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
 	$(MAKE) --no-print-directory test-tree VERSION=1.8.15
 	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
+	$(MAKE) --no-print-directory test-tree VERSION=1.12.10
+	$(MAKE) --no-print-directory test-tree VERSION=1.13.12
 	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
 	$(CLI) smoke --release 1.9.11 --variant patched
 	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
@@ -99,17 +101,16 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	tools/engine-up.sh
 	e2e/run.sh tls
 	$(MAKE) --no-print-directory verify-checksums
-	$(MAKE) --no-print-directory package VERSION=1.9.11
-	$(MAKE) --no-print-directory check-package VERSION=1.9.11
 	$(CLI) machine check $(OUTPUT)/machine/test.json
 
 .PHONY: test-all
-test-all: $(TOOLCHAIN) ## CI's run (make test, make e2e) and what does not fit its hour: the rehearsals through 1.8, every series on every release (verify), every release packaged
+test-all: $(TOOLCHAIN) ## CI's run (make test, make e2e) and what does not fit its hour: upstream's node conformance specs, the "extended" e2e specs (1.7.5's and 1.8.15's inspect hangs, the walk through 1.8.15), the rehearsals through 1.8, every series on every release (verify), every release packaged
 	$(MAKE) --no-print-directory test
 	$(MAKE) --no-print-directory e2e
-	e2e/run.sh rehearsal-1.8
+	E2E_SPECS=extended e2e/run.sh upgrade inspect-hang
+	e2e/run.sh conformance rehearsal-1.8
 	$(MAKE) --no-print-directory verify
-	@for v in 1.7.5 1.8.15 1.18.6; do \
+	@for v in 1.7.5 1.8.15 1.9.11 1.12.10 1.13.12 1.18.6; do \
 	  $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
 
 .PHONY: bench-hash
@@ -129,9 +130,9 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine), upstream's e2e_node conformance specs on both 1.9.11 variants, the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|conformance|rehearsal]
+e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine) and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|rehearsal|conformance|rehearsal-1.8] [E2E_SPECS=ci|extended|all]
 	@scripts/prereqs.sh
-	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.18.6/vanilla 1.18.6/patched; do \
+	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.12.10/vanilla 1.12.10/patched 1.13.12/vanilla 1.13.12/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	@$(CLI) conformance-suite --release 1.9.11
 	tools/engine-up.sh
@@ -220,7 +221,7 @@ $(TOOLCHAIN):
 
 .PHONY: hash-schemas
 LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
-hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, and 1.12's internal Pod graph (static pod UID), from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
@@ -231,6 +232,7 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema internal-pod --out $(LEGACY_TYPES)/v18/api/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema internal-pod-official --out $(LEGACY_TYPES)/v18/official/api/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema meta-official --out $(LEGACY_TYPES)/v18/official/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.12.10 --schema internal-core-pod --out $(LEGACY_TYPES)/v112/core/types.go
 
 .PHONY: uid-goldens
 uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 and 1.8 kubelets derive for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's and 1.8.15's own dumps rewritten into go1.8.3's layout

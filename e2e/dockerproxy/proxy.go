@@ -22,6 +22,14 @@
 // when dockerd is slow to hand over a container it has just started (the
 // inspect dockershim sends right after the start, for the log symlink).
 //
+// WithListLocking imitates the container listing of engines before
+// Docker 17.07: `GET /containers/json` is
+// answered only after every listed container has been inspected through
+// the proxy's fault injection, so one container whose inspect hangs makes
+// the whole list hang, as its lock did in Docker 1.13.1 and 17.05 (see
+// WithListLocking). Engines from 17.07 list without container locks, which
+// is what the proxy does by default.
+//
 // Everything else is passed through: ordinary requests by an
 // httputil.ReverseProxy that flushes immediately (events, logs with follow
 // and stats streams arrive as they are produced), and hijacked endpoints
@@ -74,6 +82,25 @@ func WithLogWriter(w io.Writer) Option {
 		defer mu.Unlock()
 		fmt.Fprintf(w, "dockerproxy: "+strings.TrimSuffix(format, "\n")+"\n", args...)
 	})
+}
+
+// WithListLocking makes the proxy imitate the container listing of Docker
+// 1.13.1 and 17.03 to 17.06: before moby/moby#31273 (first released in
+// 17.07.0-ce) `docker ps` took every container's lock in turn while
+// building its answer (reducePsContainer in daemon/list.go), the same lock
+// an inspect takes (daemon/inspect.go, unchanged through 20.10). From 17.07
+// the list is read from an in-memory replica without container locks, so a
+// container whose lock is stuck hangs its inspects but not the list.
+//
+// The engine this proxy fronts is newer, so the old behaviour is imitated:
+// a `GET /containers/json` is forwarded, and its answer is held back until
+// each listed container has been inspected through the same fault
+// injection as a client's inspect (Hang, DelayAfterStart) and through
+// dockerd (the lock a real inspect takes). A hung container thus holds the
+// list until it is released or the client gives up; such a list shows in
+// HeldRequests with the list's path and the hung container's id.
+func WithListLocking() Option {
+	return func(p *Proxy) { p.listLocking = true }
 }
 
 // HeldRequest records one inspect request the proxy held.
@@ -146,6 +173,8 @@ type Proxy struct {
 	socket   string
 	upstream string
 	logf     func(format string, args ...any)
+	// listLocking imitates pre-17.07 list locking (WithListLocking).
+	listLocking bool
 
 	ln        net.Listener
 	srv       *http.Server
@@ -511,6 +540,11 @@ func startRef(r *http.Request, segs []string) (string, bool) {
 	return ref, true
 }
 
+// isList reports whether r lists containers (docker ps).
+func isList(r *http.Request, segs []string) bool {
+	return r.Method == http.MethodGet && len(segs) == 2 && segs[0] == "containers" && segs[1] == "json"
+}
+
 func isHijack(r *http.Request, segs []string) bool {
 	if r.Method != http.MethodPost {
 		return false
@@ -574,6 +608,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if ref, ok := startRef(r, segs); ok {
 		p.noteStart(r.Context(), ref)
+	}
+	if p.listLocking && isList(r, segs) {
+		p.serveLockedList(w, r)
+		return
 	}
 	if isHijack(r, segs) {
 		p.serveHijack(w, r)
@@ -744,4 +782,64 @@ func (p *Proxy) serveHijack(w http.ResponseWriter, r *http.Request) {
 	client.Close()
 	up.Close()
 	<-inDone
+}
+
+// serveLockedList answers a container list as pre-17.07 engines did
+// (WithListLocking): dockerd's answer is held back until every container
+// in it has been "locked", that is inspected through the fault injection
+// (held while hung, delayed while slow) and through dockerd. A container
+// that is gone by then is skipped, as a removed container was.
+func (p *Proxy) serveLockedList(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	out := r.Clone(ctx)
+	out.RequestURI = ""
+	out.URL = &url.URL{Scheme: "http", Host: "docker", Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: r.URL.RawQuery}
+	resp, err := p.transport.RoundTrip(out)
+	if err != nil {
+		if ctx.Err() == nil {
+			p.logf("upstream error for %s %s: %v", r.Method, r.URL.RequestURI(), err)
+			w.WriteHeader(http.StatusBadGateway)
+		}
+		return
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		if ctx.Err() == nil {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+		return
+	}
+	var listed []struct {
+		ID string `json:"Id"`
+	}
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, &listed); err != nil {
+			p.logf("list %s: unexpected answer: %v", r.URL.RequestURI(), err)
+		}
+	}
+	for _, c := range listed {
+		if h := p.lookup(c.ID); h != nil && !p.hold(w, r, h) {
+			return
+		}
+		if s := p.lookupSlow(c.ID); s != nil && !p.delay(r, s) {
+			if p.ctx.Err() != nil {
+				http.Error(w, "dockerproxy closed", http.StatusServiceUnavailable)
+			}
+			return
+		}
+		// The lock a real inspect takes; a container removed since the
+		// list was taken answers 404 and is skipped.
+		if _, err := p.resolve(ctx, c.ID); err != nil && ctx.Err() != nil {
+			return
+		}
+	}
+	for _, k := range hopHeaders {
+		resp.Header.Del(k)
+	}
+	for k, vs := range resp.Header {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(resp.StatusCode)
+	w.Write(body)
 }

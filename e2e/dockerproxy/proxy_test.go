@@ -51,6 +51,9 @@ func fakeDocker(t *testing.T, sock string) {
 		case path == "/version":
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"Version":"fake","ApiVersion":"1.31"}`)
+		case r.Method == "GET" && len(segs) == 2 && segs[0] == "containers" && segs[1] == "json":
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode([]map[string]string{{"Id": hungID}, {"Id": okID}})
 		case r.Method == "GET" && len(segs) == 3 && segs[0] == "containers" && segs[2] == "json":
 			id := resolve(segs[1])
 			if id == "" {
@@ -123,12 +126,12 @@ func fakeDocker(t *testing.T, sock string) {
 	t.Cleanup(func() { srv.Close() })
 }
 
-func setup(t *testing.T) (*Proxy, *http.Client) {
+func setup(t *testing.T, opts ...Option) (*Proxy, *http.Client) {
 	t.Helper()
 	dir := t.TempDir()
 	up := filepath.Join(dir, "up.sock")
 	fakeDocker(t, up)
-	p, err := Start(filepath.Join(dir, "px.sock"), up, WithLogf(t.Logf))
+	p, err := Start(filepath.Join(dir, "px.sock"), up, append([]Option{WithLogf(t.Logf)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,4 +548,61 @@ func TestStaleSocketReplaced(t *testing.T) {
 	if _, err := Start(filepath.Join(dir, "x.sock"), filepath.Join(dir, "missing.sock")); err == nil {
 		t.Error("Start with a missing upstream succeeded")
 	}
+}
+
+// A list passes a hung container by default (engines from 17.07); with
+// WithListLocking it is held until the container is released, or until
+// the client gives up (recorded with the list's path), as on 17.05.
+func TestListLocking(t *testing.T) {
+	const list = "/v1.24/containers/json?all=1"
+	t.Run("17.07 and later", func(t *testing.T) {
+		p, c := setup(t)
+		if err := p.Hang("hung"); err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, c, list, okID)
+		if n := len(p.HeldRequests()); n != 0 {
+			t.Errorf("%d requests held; a list takes no container lock", n)
+		}
+	})
+	t.Run("imitating 1.13.1 and 17.05", func(t *testing.T) {
+		p, c := setup(t, WithListLocking())
+		mustGet(t, c, list, hungID) // nothing hung: answered at once
+		if err := p.Hang("hung"); err != nil {
+			t.Fatal(err)
+		}
+		const deadline = 200 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		start := time.Now()
+		_, _, err := get(ctx, c, list)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < deadline {
+			t.Fatalf("list with a hung container: %v after %v; want it held until the client deadline", err, time.Since(start))
+		}
+		waitFor(t, "the held list to drop", func() bool { return p.HungRequests() == 0 })
+		held := p.HeldRequests()
+		if len(held) != 1 || held[0].Path != list || held[0].Container != hungID || held[0].Outcome != "client gave up" {
+			t.Fatalf("held requests: %v; want the list, held for %.12s until the client gave up", held, hungID)
+		}
+
+		// Released while a list waits: the list is answered, in full.
+		done := make(chan string, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			code, body, err := get(ctx, c, list)
+			done <- fmt.Sprintf("%d %s %v", code, body, err)
+		}()
+		waitFor(t, "a second list to be held", func() bool { return p.HungRequests() == 1 })
+		select {
+		case got := <-done:
+			t.Fatalf("list answered while its container was hung: %s", got)
+		case <-time.After(100 * time.Millisecond):
+		}
+		p.Release("hung")
+		got := <-done
+		if !strings.HasPrefix(got, "200 ") || !strings.Contains(got, hungID) || !strings.Contains(got, okID) {
+			t.Fatalf("list after release: %s", got)
+		}
+	})
 }

@@ -163,6 +163,14 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	if Minor(cfg.Release) >= 10 {
 		args = append(args, "--feature-gates=DevicePlugins=false")
 	}
+	// The kubelets share the machine's disk with everything else on it: the
+	// default disk thresholds (nodefs.available<10%, and imagefs.available
+	// <15% from 1.10) would refuse every pod on a machine whose disk is
+	// merely fuller than that, whatever the test, and image GC (from 85%
+	// used) would delete the engine's images that the next spec runs
+	// (measured: a 1.12 kubelet on a disk 85.4% full removed every unused
+	// one). Memory stays guarded.
+	args = append(args, "--eviction-hard=memory.available<100Mi", "--image-gc-high-threshold=100", "--image-gc-low-threshold=99")
 	args = append(args, cfg.Args...)
 	cmd := exec.Command(cfg.Shadow, append([]string{"exec", cfg.SysctlDir, cfg.RootDir, "--", cfg.Binary}, args...)...)
 	cmd.Env = append(os.Environ(), cfg.Env...)

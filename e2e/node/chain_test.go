@@ -32,7 +32,9 @@ func hashChangesAt17To18(pods []framework.Pod) []string {
 	return out
 }
 
-var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade"), Serial, func() {
+// "extended": make test-all runs the walk through 1.8.15; CI runs the
+// switches the field reports name (1.7 <-> 1.9, 1.12 <-> 1.13).
+var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade", "extended"), Serial, func() {
 	It("recreates nothing on the walk 1.7.5 -> patched 1.8.15 -> patched 1.9.11 -> patched 1.8.15 -> 1.7.5", func(ctx SpecContext) {
 		node := newNode(ctx)
 		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -25,22 +26,35 @@ const (
 	vanillaWatch = 60 * time.Second
 	// plegThreshold is the relist threshold of these releases' PLEG: a
 	// relist blocked longer makes the node NotReady. The field report's
-	// release is watched past it; the others for patchedWatch.
+	// release (1.12: its ReadyCondition and log lines are 1.12/1.13 code)
+	// is watched past it; the others for patchedWatch.
 	plegThreshold = 3 * time.Minute
 	patchedWatch  = 45 * time.Second
+	fieldRelease  = "1.12.10"
 )
 
 // runtimeDown is how the release's sync loop says the runtime is not
-// ready yet (1.18 no longer says "down" before its first status check).
+// ready yet (from 1.13 it no longer says "down" before its first status
+// check).
 func runtimeDown(release string) string {
-	if release == "1.18.6" {
+	if framework.Minor(release) >= 13 {
 		return "container runtime status check may not have completed yet"
 	}
 	return "container runtime is down"
 }
 
 // hangReleases are the releases that ship the inspect deadlines.
-var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.18.6"}
+var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12", "1.18.6"}
+
+// hangLabels are a release's extra labels: CI runs the field report's
+// releases (1.12, 1.13) and the first ones fixed (1.9, 1.18); make
+// test-all also 1.7.5's and 1.8.15's ("extended"), the same patches.
+func hangLabels(release string) []any {
+	if release == "1.7.5" || release == "1.8.15" {
+		return []any{Label("extended")}
+	}
+	return nil
+}
 
 func hangPod(name, uid string, port string) framework.Pod {
 	return framework.Pod{Name: name, UID: uid, Containers: []map[string]any{
@@ -51,9 +65,9 @@ func hangPod(name, uid string, port string) framework.Pod {
 // hungNode runs a first pod through a fault-injecting proxy, then makes the
 // proxy hold every inspect of its container (as docker does when it holds
 // the container's lock) and restarts kubelet with a second pod to start.
-func hungNode(ctx context.Context, release, variant string) (node *framework.Node, k *framework.Kubelet, proxy *dockerproxy.Proxy, hungID string, events *framework.EventLog) {
+func hungNode(ctx context.Context, release, variant string, opts ...dockerproxy.Option) (node *framework.Node, k *framework.Kubelet, proxy *dockerproxy.Proxy, hungID string, events *framework.EventLog) {
 	node = newNode(ctx)
-	proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, dockerproxy.WithLogWriter(GinkgoWriter))
+	proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, append([]dockerproxy.Option{dockerproxy.WithLogWriter(GinkgoWriter)}, opts...)...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(proxy.Close)
 	node.Endpoint = proxy.Socket()
@@ -116,10 +130,10 @@ func expectNoSecondContainer(events *framework.EventLog) {
 var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), Serial, func() {
 	for _, release := range hangReleases {
 		watch := patchedWatch
-		if release == "1.9.11" {
+		if release == fieldRelease {
 			watch = plegThreshold + 15*time.Second
 		}
-		It(fmt.Sprintf("does not keep the patched %s node NotReady or stall new pods", release), func(ctx SpecContext) {
+		It(fmt.Sprintf("does not keep the patched %s node NotReady or stall new pods", release), append(hangLabels(release), func(ctx SpecContext) {
 			node, k, proxy, hungID, events := hungNode(ctx, release, "patched")
 			start := k.Started()
 
@@ -158,9 +172,9 @@ var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), S
 			expectGaveUpAtDeadline(proxy.HeldRequests())
 			expectNoSecondContainer(events)
 			expectHungContainerKept(ctx, node, hungID, events)
-		}, SpecTimeout(watch+3*time.Minute))
+		}, SpecTimeout(watch+3*time.Minute))...)
 
-		It(fmt.Sprintf("keeps the vanilla %s node NotReady (negative control)", release), func(ctx SpecContext) {
+		It(fmt.Sprintf("keeps the vanilla %s node NotReady (negative control)", release), append(hangLabels(release), func(ctx SpecContext) {
 			node, k, proxy, hungID, events := hungNode(ctx, release, "vanilla")
 			start := k.Started()
 			Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
@@ -172,8 +186,72 @@ var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), S
 			Expect(times[len(times)-1]).To(BeTemporally(">", time.Now().Add(-30*time.Second)),
 				"%q is no longer being logged\n%s", runtimeDown(release), k.LogTail(40))
 			expectHungContainerKept(ctx, node, hungID, events)
-		}, SpecTimeout(framework.ShortSpec))
+		}, SpecTimeout(framework.ShortSpec))...)
 	}
+})
+
+// listHang is how long the pre-17.07 spec keeps the container's lock
+// stuck before freeing it: far past the inspect deadline, so that a relist
+// that waited it out cannot be mistaken for one that gave up.
+const listHang = 60 * time.Second
+
+// isListRequest tells a held container list (docker ps) from a held inspect.
+func isListRequest(h dockerproxy.HeldRequest) bool {
+	path, _, _ := strings.Cut(h.Path, "?")
+	return strings.HasSuffix(path, "/containers/json") && strings.Count(path, "/") <= 3
+}
+
+// Engines before Docker 17.07 (1.13.1 and 17.05, the field report's) took
+// every container's lock in docker ps; this machine's engine (20.10) lists
+// without them, so the proxy imitates it (dockerproxy.WithListLocking).
+var _ = Describe("A docker inspect that never returns, on an engine before Docker 17.07 (list locking imitated as 1.13.1 and 17.05 had it)", Label("inspect-hang"), Serial, func() {
+	It(fmt.Sprintf("starts the patched %s and bounds its status inspects, but its relists wait out the hang", fieldRelease), func(ctx SpecContext) {
+		node, k, proxy, hungID, events := hungNode(ctx, fieldRelease, "patched", dockerproxy.WithListLocking())
+		start := k.Started()
+
+		By("the runtime comes up within the deadline (cadvisor's inspects are bounded), while the second pod waits for a relist")
+		upBy := start.Add(inspectDeadline + 10*time.Second)
+		Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
+			WithTimeout(time.Until(start.Add(listHang))).WithPolling(2*time.Second).
+			Should(BeFalse(), "the second pod started while every docker ps was held: the list locking is not imitated")
+		for _, t := range k.LogTimes(runtimeDown(fieldRelease)) {
+			Expect(t).To(BeTemporally("<", upBy), "%q logged %s after start\n%s", runtimeDown(fieldRelease), t.Sub(start).Round(time.Second), k.LogTail(40))
+		}
+		Expect(k.Log()).To(ContainSubstring(deadlineLogLine), "cadvisor gave up no inspect at its deadline")
+		if done, err := k.Exited(); done {
+			Fail(fmt.Sprintf("kubelet exited: %v\n%s", err, k.LogTail(40)))
+		}
+
+		By("freeing the container's lock: the held lists are answered and the second pod starts")
+		released := time.Now()
+		proxy.Release(hungID)
+		Eventually(ctx, func() bool { return secondRunning(ctx, node) }).
+			WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).
+			Should(BeTrue(), func() string { return node.Describe(ctx) })
+		GinkgoWriter.Printf("second pod running %s after the lock was freed (%s after kubelet start)\n",
+			time.Since(released).Round(100*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+
+		var lists, inspects []dockerproxy.HeldRequest
+		longest := time.Duration(0)
+		for _, h := range proxy.HeldRequests() {
+			if !isListRequest(h) {
+				inspects = append(inspects, h)
+				continue
+			}
+			lists = append(lists, h)
+			if h.Outcome == "released" {
+				longest = max(longest, h.End.Sub(h.Start))
+			}
+		}
+		Expect(lists).NotTo(BeEmpty(), "no docker ps was held")
+		// A relist started within seconds of the kubelet and was answered
+		// only when the lock was freed.
+		Expect(longest).To(BeNumerically(">=", listHang-10*time.Second), "the longest held docker ps: %s\n%v", longest, lists)
+		GinkgoWriter.Printf("%d docker ps held, the longest %s (the hang: %s); %d inspects held\n", len(lists), longest.Round(100*time.Millisecond), listHang, len(inspects))
+		expectGaveUpAtDeadline(inspects)
+		expectNoSecondContainer(events)
+		expectHungContainerKept(ctx, node, hungID, events)
+	}, SpecTimeout(listHang+framework.PodStartTimeout+3*time.Minute))
 })
 
 // slowStart is how long the proxy holds the inspects of a container after

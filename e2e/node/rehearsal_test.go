@@ -88,18 +88,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 	var machine map[string]string
 	BeforeAll(func(ctx SpecContext) {
 		machine = readSysctls(kubeletTunables)
-		DeferCleanup(func(ctx SpecContext) {
-			rehearsalDown(ctx)
-			By("rehearsal down left nothing behind")
-			out, err := exec.CommandContext(ctx, "ip", "link", "show", "kubelet-rh0").CombinedOutput()
-			Expect(err).To(HaveOccurred(), "the rehearsal's bridge is still there: %s", out)
-			mounts, err := os.ReadFile("/proc/self/mountinfo")
-			Expect(err).NotTo(HaveOccurred())
-			Expect(string(mounts)).NotTo(ContainSubstring(filepath.Join(repoRoot, "_output", "rehearsal")+"/"), "mounts left under _output/rehearsal")
-			for _, pid := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-				Expect(filepath.Join(repoRoot, "_output", "rehearsal", "run", pid+".pid")).NotTo(BeAnExistingFile())
-			}
-		}, NodeTimeout(framework.ShortSpec))
+		DeferCleanup(rehearsalDownLeavesNothing, NodeTimeout(framework.ShortSpec))
 	})
 
 	It("patched 1.9.11 keeps every pod across 1.7.5 -> 1.9.11 -> 1.7.5 -> 1.9.11 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
@@ -138,7 +127,7 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 	BeforeAll(func(ctx SpecContext) {
 		machine := readSysctls(kubeletTunables)
 		DeferCleanup(func(ctx SpecContext) {
-			rehearsalDown(ctx)
+			rehearsalDownLeavesNothing(ctx)
 			Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
 		}, NodeTimeout(framework.ShortSpec))
 	})
@@ -218,4 +207,19 @@ func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod b
 	Expect(changed).To(BeNumerically(">", 0), "vanilla %s changed no pod", to)
 	Expect(rep.Summary.Changed).To(Equal(changed))
 	fmt.Fprintf(GinkgoWriter, "vanilla %s -> %s changed %d of %d pods\n", from, to, changed, len(rep.Pods))
+}
+
+// rehearsalDownLeavesNothing runs rehearsal down and checks it removed the
+// rehearsal's bridge, mounts and control plane processes.
+func rehearsalDownLeavesNothing(ctx SpecContext) {
+	rehearsalDown(ctx)
+	By("rehearsal down left nothing behind")
+	out, err := exec.CommandContext(ctx, "ip", "link", "show", "kubelet-rh0").CombinedOutput()
+	Expect(err).To(HaveOccurred(), "the rehearsal's bridge is still there: %s", out)
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(mounts)).NotTo(ContainSubstring(filepath.Join(repoRoot, "_output", "rehearsal")+"/"), "mounts left under _output/rehearsal")
+	for _, pid := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
+		Expect(filepath.Join(repoRoot, "_output", "rehearsal", "run", pid+".pid")).NotTo(BeAnExistingFile())
+	}
 }

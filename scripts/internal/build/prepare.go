@@ -50,7 +50,19 @@ func sourceStages(ctx context.Context, o Options) []Step {
 			if err := os.MkdirAll(filepath.Dir(tree), 0o755); err != nil {
 				return err
 			}
-			return source.Extract(zip, tree, r)
+			if err := source.Extract(zip, tree, r); err != nil {
+				return err
+			}
+			// The official build's Go, as versions.yaml records it for the
+			// fidelity checks and the docs, must be the tree's own.
+			got, err := source.OfficialGo(tree)
+			if err != nil {
+				return fmt.Errorf("release %s: reading its official build's Go: %w", r.Release, err)
+			}
+			if got != r.OfficialGo {
+				return fmt.Errorf("release %s: %s says officialGo %s, the tree's build/build-image/cross/VERSION says %s", r.Release, o.Matrix.File, r.OfficialGo, got)
+			}
+			return nil
 		}},
 		{"restore", func(tree string) error {
 			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock()))

@@ -29,6 +29,7 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	testfile.Write(t, filepath.Join(src, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.26\n")
 	testfile.Write(t, filepath.Join(src, "go.sum"), "")
 	testfile.Write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
+	testfile.Write(t, filepath.Join(src, "build", "build-image", "cross", "VERSION"), "v1.99.1-1\n")
 	zipPath := filepath.Join(t.TempDir(), "v1.99.0.zip")
 	f, err := os.Create(zipPath)
 	if err != nil {
@@ -46,7 +47,7 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	testfile.Write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
 	r := &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
-		Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
+		OfficialGo: "go1.99.1", Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
 	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
 }
 
@@ -209,5 +210,17 @@ func TestPristineIsFetchAndRestoreOnly(t *testing.T) {
 	}
 	if err := Pristine(context.Background(), o, tree); err == nil {
 		t.Error("Pristine into an existing tree succeeded")
+	}
+}
+
+// A versions.yaml whose officialGo is not the tree's own fails at fetch,
+// naming both.
+func TestOfficialGoMismatchFailsFetch(t *testing.T) {
+	m, r, zip := fakeRelease(t)
+	r.OfficialGo = "go1.8.3"
+	o := Options{Matrix: m, Release: r, Variant: matrix.Patched, SourceZip: zip, Log: io.Discard}
+	err := Pristine(context.Background(), o, filepath.Join(t.TempDir(), "kubernetes-1.99.0"))
+	if err == nil || !strings.Contains(err.Error(), "officialGo go1.8.3") || !strings.Contains(err.Error(), "says go1.99.1") || !strings.Contains(err.Error(), "fetch") {
+		t.Fatalf("err = %v; want the fetch stage to name versions.yaml's go1.8.3 and the tree's go1.99.1", err)
 	}
 }

@@ -65,8 +65,12 @@ type Release struct {
 	Era       Era       `json:"era"`
 	CGO       bool      `json:"cgo"`
 	// Go is the pinned toolchain (GOTOOLCHAIN value), e.g. go1.26.8.
-	Go     string `json:"go"`
-	Series Series `json:"series"`
+	Go string `json:"go"`
+	// OfficialGo is the Go release the official binaries were built with,
+	// as the tree's build/build-image/cross/VERSION names it (checked when
+	// the tree is fetched), e.g. go1.10.8.
+	OfficialGo string `json:"officialGo"`
+	Series     Series `json:"series"`
 	// PauseImage is the release's default --pod-infra-container-image.
 	PauseImage string `json:"pauseImage"`
 	// HashBaseline is the release whose container hash a patched kubelet
@@ -255,18 +259,31 @@ func (r *Release) Minor() string {
 // minor, or its stand-in when it cannot be downloaded here. nil when r has
 // no baseline.
 func (m *Matrix) Baseline(r *Release) (*Release, error) {
-	if r.HashBaseline == "" {
+	return m.newestOf(r, "hashBaseline", r.HashBaseline)
+}
+
+// UIDBaseline is the release whose static pod UIDs r's patched build
+// derives for a pod that runs nowhere yet (r.UIDBaseline names its minor),
+// found as Baseline finds the hash baseline's. nil when r has none.
+func (m *Matrix) UIDBaseline(r *Release) (*Release, error) {
+	return m.newestOf(r, "uidBaseline", r.UIDBaseline)
+}
+
+// newestOf is the newest release of the minor line (its stand-in when it
+// cannot be downloaded here); nil for no line.
+func (m *Matrix) newestOf(r *Release, field, line string) (*Release, error) {
+	if line == "" {
 		return nil, nil
 	}
 	var newest *Release
 	for i := range m.Releases {
-		if m.Releases[i].Minor() == r.HashBaseline {
+		if m.Releases[i].Minor() == line {
 			newest = &m.Releases[i] // sorted: the last one is the newest
 		}
 	}
 	switch {
 	case newest == nil:
-		return nil, fmt.Errorf("release %s: hashBaseline %s: no %s release in %s", r.Release, r.HashBaseline, r.HashBaseline, m.File)
+		return nil, fmt.Errorf("release %s: %s %s: no %s release in %s", r.Release, field, line, line, m.File)
 	case newest.StandIn != "":
 		return m.Lookup(newest.StandIn)
 	}
@@ -379,10 +396,11 @@ func nameOf(raw json.RawMessage, i int) string {
 }
 
 var (
-	commitRE    = regexp.MustCompile(`^[0-9a-f]{40}$`)
-	toolchainRE = regexp.MustCompile(`^go1\.[0-9]+\.[0-9]+$`)
-	seriesRE    = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	baselineRE  = regexp.MustCompile(`^1\.[0-9]+$`)
+	commitRE     = regexp.MustCompile(`^[0-9a-f]{40}$`)
+	toolchainRE  = regexp.MustCompile(`^go1\.[0-9]+\.[0-9]+$`)
+	officialGoRE = regexp.MustCompile(`^go1\.[0-9]+(\.[0-9]+)?$`)
+	seriesRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	baselineRE   = regexp.MustCompile(`^1\.[0-9]+$`)
 )
 
 // fieldError names the field that failed validation.
@@ -412,6 +430,9 @@ func (r *Release) validate(root string) error {
 	}
 	if !toolchainRE.MatchString(r.Go) {
 		return fieldError("go", "%q is not a pinned toolchain like go1.26.8", r.Go)
+	}
+	if !officialGoRE.MatchString(r.OfficialGo) {
+		return fieldError("officialGo", "%q is not a Go release like go1.10.8 (the tree's build/build-image/cross/VERSION)", r.OfficialGo)
 	}
 	if r.Series.Conformance != "" && r.Series.ControlPlane == "" {
 		return fieldError("series.conformance", "%q without series.controlPlane: the suite is built from the control plane's tree", r.Series.Conformance)

@@ -17,6 +17,7 @@ releases:
   era: godeps
   cgo: true
   go: go1.26.8
+  officialGo: go1.9.3
   series:
     build: k19-build
     fixes: k19-fixes
@@ -86,6 +87,7 @@ func TestParseRejects(t *testing.T) {
 		{"bad era", "era: godeps", "era: bazel", []string{"era", "bazel"}},
 		{"bad commit", "gitCommit: 1bfeeb6f", "gitCommit: zzfeeb6f", []string{"gitCommit"}},
 		{"unpinned toolchain", "go: go1.26.8", "go: go1.26", []string{"field go"}},
+		{"official Go missing", "  officialGo: go1.9.3\n", "", []string{"field officialGo"}},
 		{"derived lock", "  era: godeps\n", "  era: godeps\n  lock: locks/1.9.11.yaml\n", []string{"release 1.9.11", "lock"}},
 		{"no pause image", "  pauseImage: gcr.io/google_containers/pause-amd64:3.0\n", "", []string{"pauseImage"}},
 		{"top-level typo", "releases:", "release:", []string{"versions.yaml", "release"}},

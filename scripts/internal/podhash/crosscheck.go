@@ -36,31 +36,48 @@ type Crosscheck struct {
 // Run checks the property on a generated corpus for every release with a
 // hash baseline, and on the pods of every such release's own manifests
 // under each release of the same baseline (1.9.11's add-ons under the
-// patched 1.8.15 too).
+// patched 1.8.15 too); and the static pod UID property for every release
+// with a UID baseline (1.13.12's is 1.12, with no hash baseline).
 func (c *Crosscheck) Run(ctx context.Context) error {
 	dir := filepath.Join(c.Matrix.OutputDir(), "crosscheck")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
 	var lined []*matrix.Release
+	corpus := filepath.Join(dir, "corpus.json")
 	for i := range c.Matrix.Releases {
 		r := &c.Matrix.Releases[i]
 		old, err := c.Matrix.Baseline(r)
 		if err != nil {
 			return err
 		}
-		if old == nil || r.StandIn != "" {
+		uidOld, err := c.Matrix.UIDBaseline(r)
+		if err != nil {
+			return err
+		}
+		if r.StandIn != "" {
 			continue
 		}
-		lined = append(lined, r)
-		if err := c.corpus(ctx, dir, old, r); err != nil {
-			return err
+		if old != nil {
+			lined = append(lined, r)
+			if err := c.corpus(ctx, dir, old, r); err != nil {
+				return err
+			}
+			if err := c.staticPrivileged(ctx, old, corpus); err != nil {
+				return err
+			}
 		}
-		if err := c.staticPrivileged(ctx, old, filepath.Join(dir, "corpus.json")); err != nil {
-			return err
-		}
-		if err := c.staticUIDs(ctx, old, r, filepath.Join(dir, "corpus.json")); err != nil {
-			return err
+		if uidOld != nil {
+			// A release with only a UID baseline (1.13.12: the container
+			// hash does not change from 1.12) needs the corpus written.
+			if old == nil {
+				if _, err := Corpus(corpus, c.Count, c.Seed, "", true); err != nil {
+					return err
+				}
+			}
+			if err := c.staticUIDs(ctx, uidOld, r, corpus); err != nil {
+				return err
+			}
 		}
 	}
 	if len(lined) == 0 {

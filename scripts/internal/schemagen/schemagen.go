@@ -1,8 +1,9 @@
 // Package schemagen extracts a type graph of one Kubernetes release from
 // that release's own source, as a standalone Go package: the core/v1
 // Container graph (package v1) for the container hash, and the internal
-// Pod graph (package api, <= 1.7's pkg/api) for the static pod UID. A newer
-// kubelet compiled with it can compute the value an older kubelet would:
+// Pod graph (package api, <= 1.7's pkg/api; package core from 1.9) for
+// the static pod UID. A newer kubelet compiled with it can compute the
+// value an older kubelet would:
 // go-spew prints type names as "v1.Container", "api.Pod", ..., so the
 // package name, type names and field order must be exactly the old
 // release's.
@@ -74,6 +75,15 @@ var InternalPod = Schema{
 	Roots: []string{"Pod"}, Package: "api", What: "The internal (pkg/api) Pod type graph",
 }
 
+// InternalCorePod is the internal Pod graph of pkg/apis/core (1.9 and
+// later, package core): what 1.12's static pod UIDs are derived from, for
+// the 1.13 kubelet that keeps them.
+var InternalCorePod = Schema{
+	Name:  "internal-core-pod",
+	Files: []string{"pkg/apis/core/types.go"},
+	Roots: []string{"Pod"}, Package: "core", What: "The internal (pkg/apis/core) Pod type graph",
+}
+
 // InternalPodOfficial is the internal Pod graph as the official go1.8.3
 // build prints it: times and quantities in go1.8.3's layout, and the
 // object metadata from MetaOfficial (it holds times).
@@ -97,7 +107,7 @@ var MetaOfficial = Schema{
 }
 
 // Schemas lists every schema by its --schema name.
-var Schemas = []Schema{Container, ContainerOfficial, InternalPod, InternalPodOfficial, MetaOfficial}
+var Schemas = []Schema{Container, ContainerOfficial, InternalPod, InternalCorePod, InternalPodOfficial, MetaOfficial}
 
 // SchemaNamed returns the schema a --schema value names.
 func SchemaNamed(name string) (Schema, error) {

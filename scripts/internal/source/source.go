@@ -7,6 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
@@ -78,4 +82,24 @@ func Extract(zipPath, dir string, r *matrix.Release) error {
 		return fmt.Errorf("extracting %s: %w", zipPath, err)
 	}
 	return nil
+}
+
+// crossVersion is where a release's tree names the Go toolchain of its
+// official build image (kube-cross), e.g. "v1.10.8-1".
+const crossVersion = "build/build-image/cross/VERSION"
+
+var crossVersionRE = regexp.MustCompile(`^v(1\.[0-9]+(?:\.[0-9]+)?)-[0-9]+$`)
+
+// OfficialGo reads the Go release the official binaries of the tree were
+// built with from its kube-cross image version: "v1.10.8-1" -> "go1.10.8".
+func OfficialGo(tree string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(tree, crossVersion))
+	if err != nil {
+		return "", err
+	}
+	m := crossVersionRE.FindStringSubmatch(strings.TrimSpace(string(data)))
+	if m == nil {
+		return "", fmt.Errorf("%s: %q is not a kube-cross version like v1.10.8-1", crossVersion, strings.TrimSpace(string(data)))
+	}
+	return "go" + m[1], nil
 }

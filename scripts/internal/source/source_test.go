@@ -126,3 +126,22 @@ func TestVerifyRefusesWrongPin(t *testing.T) {
 		}
 	}
 }
+
+func TestOfficialGo(t *testing.T) {
+	for version, want := range map[string]string{"v1.10.8-1\n": "go1.10.8", "v1.8.3-2": "go1.8.3", "go1.10.8": "", "v1.10.8": ""} {
+		tree := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(tree, filepath.Dir(crossVersion)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(tree, crossVersion), []byte(version), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := OfficialGo(tree)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("VERSION %q: %q, %v; want %q", version, got, err, want)
+		}
+	}
+	if _, err := OfficialGo(t.TempDir()); err == nil {
+		t.Error("a tree without kube-cross VERSION gave an official Go")
+	}
+}

@@ -1,7 +1,8 @@
 package docker
 
 // What the shared inspect deadline tests (series inspect-deadline-tests)
-// need that differs between releases' cadvisor.
+// need that differs between releases' cadvisor: as 1.9, 1.12 and 1.13
+// have it (cadvisor v0.28, v0.31, v0.32).
 
 import (
 	"time"

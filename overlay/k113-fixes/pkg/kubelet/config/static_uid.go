@@ -1,0 +1,27 @@
+package config
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	api "k8s.io/kubernetes/pkg/apis/core"
+	"k8s.io/kubernetes/pkg/kubelet/config/legacyuid"
+	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
+)
+
+// derivedUID is the UID of a static pod without metadata.uid: among the
+// UIDs known kubelets derive for it (legacyuid), the one its sandbox
+// already runs with on this node, else the UID baseline's (1.12's).
+func derivedUID(pod *api.Pod, nodeName types.NodeName) types.UID {
+	ns := pod.Namespace
+	if ns == "" {
+		ns = metav1.NamespaceDefault
+	}
+	return types.UID(staticuid.Pick(ns, generatePodName(pod.Name, nodeName), legacyuid.Derivations(pod)).UID)
+}
+
+// The preflight (cmd/podhash) reports every UID this build keeps.
+func init() {
+	keptUIDs = func(pod *api.Pod) ([]string, string) {
+		return staticuid.UIDs(legacyuid.Derivations(pod)), ""
+	}
+}

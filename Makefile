@@ -130,11 +130,12 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine) and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|rehearsal|conformance|rehearsal-1.8] [E2E_SPECS=ci|extended|all]
+e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine), the rehearsal's nodes on their own engine, and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|nodes|rehearsal|conformance|rehearsal-1.8] [E2E_SPECS=ci|extended|all]
 	@scripts/prereqs.sh
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.12.10/vanilla 1.12.10/patched 1.13.12/vanilla 1.13.12/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	@$(CLI) conformance-suite --release 1.9.11
+	@$(CLI) control-plane --release 1.9.11
 	tools/engine-up.sh
 	e2e/run.sh $(FOCUS)
 
@@ -239,8 +240,8 @@ uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 and 
 	@$(CLI) gen-uid-goldens --dir $(LEGACY_TYPES)/testdata/official
 
 .PHONY: clean
-clean: ## Remove _output/ (trees, binaries); the Go caches stay
-	@chmod -R u+w $(OUTPUT) 2>/dev/null; rm -rf $(OUTPUT)
+clean: $(TOOLCHAIN) ## Remove _output/ (trees, binaries); refused, naming them, while anything under it is mounted or an engine or control plane of ours runs from it; the Go caches stay
+	@$(CLI) clean
 
 .PHONY: help
 help: ## Show this help

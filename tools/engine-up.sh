@@ -153,9 +153,12 @@ write_configs() {
 	# and none of the DOCKER / DOCKER-ISOLATION chains a machine dockerd
 	# owns under the same names. ip-forward off: the host sysctl is left as
 	# it is (host <-> container traffic on the bridge is not forwarded).
+	# group root: the socket is root's alone, not the machine's docker
+	# group's (whose members were given the machine's engine, not ours).
 	write_file "$DOCKERD_CONFIG" <<-EOF
 		{
 		  "hosts": ["unix://$DOCKER_SOCK"],
+		  "group": "root",
 		  "containerd": "$CONTAINERD_SOCK",
 		  "data-root": "$OUT/docker",
 		  "exec-root": "$OUT/exec",

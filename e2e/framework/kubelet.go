@@ -3,9 +3,16 @@ package framework
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"os"
 	"os/exec"
@@ -129,6 +136,10 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	if cfg.CertDir == "" {
 		cfg.CertDir = filepath.Join(cfg.RootDir, "pki")
 	}
+	clientCA, err := writeClientCA(cfg.CertDir)
+	if err != nil {
+		return nil, err
+	}
 	endpoint := "unix://" + cfg.DockerEndpoint
 	args := []string{
 		"--pod-manifest-path=" + cfg.ManifestDir,
@@ -139,7 +150,12 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--address=127.0.0.1",
 		fmt.Sprintf("--port=%d", cfg.Port),
 		"--cert-dir=" + cfg.CertDir,
-		fmt.Sprintf("--read-only-port=%d", ReadOnlyPort),
+		// Privileged pods run here: nobody may reach them through the
+		// kubelet's API unauthenticated. Anonymous requests are refused
+		// (401: only certificates of a CA whose key is thrown away are
+		// accepted), and the unauthenticated read-only port is closed.
+		"--anonymous-auth=false", "--client-ca-file=" + clientCA,
+		"--read-only-port=0",
 		fmt.Sprintf("--healthz-port=%d", HealthzPort),
 		"--sync-frequency=" + SyncFrequency.String(),
 		"--file-check-frequency=" + FileCheckFrequency.String(),
@@ -162,6 +178,11 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	// gate off; 1.7 does not know it (an unknown gate is an error).
 	if Minor(cfg.Release) >= 10 {
 		args = append(args, "--feature-gates=DevicePlugins=false")
+	}
+	// cAdvisor's own web UI and API (4194 on every address, no
+	// authentication) until 1.12 removed the flag.
+	if Minor(cfg.Release) < 12 {
+		args = append(args, "--cadvisor-port=0")
 	}
 	// The kubelets share the machine's disk with everything else on it: the
 	// default disk thresholds (nodefs.available<10%, and imagefs.available
@@ -368,4 +389,29 @@ func UnmountUnder(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// writeClientCA writes a CA certificate whose key is never kept: a
+// kubelet needs an authenticator to refuse anonymous requests, and with
+// this one no client can authenticate.
+func writeClientCA(dir string) (string, error) {
+	path := filepath.Join(dir, "client-ca.crt")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return "", err
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e kubelet client CA (no key kept)"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
 }

@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"time"
 
@@ -36,14 +35,7 @@ func hashChangesAt17To18(pods []framework.Pod) []string {
 // switches the field reports name (1.7 <-> 1.9, 1.12 <-> 1.13).
 var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade", "extended"), Serial, func() {
 	It("recreates nothing on the walk 1.7.5 -> patched 1.8.15 -> patched 1.9.11 -> patched 1.8.15 -> 1.7.5", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		k := startKubelet(ctx, node, "1.7.5", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, pods, k, before := runningOn(ctx, "1.7.5")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
 		expectCheckpoints(node, k, before, "1.7.5")
 		events, err := node.Docker.WatchEvents(ctx)
@@ -78,14 +70,7 @@ var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade"
 	}, SpecTimeout(framework.LongSpec))
 
 	It("recreates, with the vanilla 1.8.15, exactly the containers with a volume mount or a securityContext, and the pod without a uid (negative control)", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		startKubelet(ctx, node, "1.7.5", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, pods, _, before := runningOn(ctx, "1.7.5")
 		// Of the running app containers (replacedSince's).
 		var want []string
 		for _, key := range hashChangesAt17To18(pods) {

@@ -115,6 +115,10 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 		Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
 	}, SpecTimeout(framework.ShortSpec))
 
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd) and serves exec and logs through the API server", func(ctx SpecContext) {
+		expectClusterLockedDown(ctx)
+	}, SpecTimeout(framework.ShortSpec))
+
 	It("vanilla 1.9.11 recreates the pods, as predicted, and fails (negative control)", func(ctx SpecContext) {
 		expectRecreatedAsPredicted(ctx, "1.7.5", "1.9.11", true)
 	}, SpecTimeout(framework.LongSpec))

@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -17,14 +16,7 @@ import (
 // vanilla 1.13 kubelet, which then replaces the whole pod.
 var _ = Describe("Switching kubelet 1.12 <-> 1.13", Label("upgrade"), Serial, func() {
 	It("recreates nothing on 1.12.10 -> patched 1.13.12 -> 1.12.10, static pods without a uid included", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		k := startKubelet(ctx, node, "1.12.10", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, pods, k, before := runningOn(ctx, "1.12.10")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
 		expectCheckpoints(node, k, before, "1.12.10")
 		events, err := node.Docker.WatchEvents(ctx)
@@ -57,14 +49,7 @@ var _ = Describe("Switching kubelet 1.12 <-> 1.13", Label("upgrade"), Serial, fu
 	}, SpecTimeout(framework.LongSpec))
 
 	It("replaces, with the vanilla 1.13.12, exactly the pod without a uid (negative control); the patched 1.13.12 then keeps it under 1.13's UID", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		startKubelet(ctx, node, "1.12.10", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, pods, _, before := runningOn(ctx, "1.12.10")
 		want := []string{"unpinned/app"}
 		k := startKubelet(ctx, node, "1.13.12", "vanilla")
 		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, before) }).

@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -130,4 +132,53 @@ var _ = Describe("kubelet TLS defaults", Label("tls"), Serial, func() {
 		// listed by the operator is served, a suite left out is not.
 		expectHandshakes(ctx, k, []*client{tls10, aes128GCM, onlyRSAKex}, []*client{aes256GCM, only3DES})
 	}, SpecTimeout(3*time.Minute))
+})
+
+// anonymousPods asks the kubelet's API for its pods without credentials
+// and returns the HTTP status.
+func anonymousPods(ctx context.Context, port int) (int, error) {
+	return anonymousGet(ctx, fmt.Sprintf("https://127.0.0.1:%d/pods", port))
+}
+
+// anonymousGet is the status an unauthenticated GET of url gets (TLS,
+// the server's certificate not checked).
+func anonymousGet(ctx context.Context, url string) (int, error) {
+	return status(ctx, &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}, url)
+}
+
+// portClosed says whether nothing listens on a loopback port.
+func portClosed(port int) bool { return addrClosed(fmt.Sprintf("127.0.0.1:%d", port)) }
+
+// addrClosed says whether a TCP connection to addr is refused.
+func addrClosed(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		conn.Close()
+		return false
+	}
+	return strings.Contains(err.Error(), "connection refused")
+}
+
+// Privileged pods run on the e2e's kubelets: their API must not serve
+// anyone unauthenticated (it would be root on the machine through exec).
+var _ = Describe("The e2e's host kubelets", Label("tls"), Serial, func() {
+	for _, release := range []string{"1.7.5", "1.9.11", "1.12.10", "1.18.6"} {
+		It(fmt.Sprintf("%s refuses anonymous requests and serves no read-only or cAdvisor port", release), func(ctx SpecContext) {
+			node := newNode(ctx)
+			k := startTLSKubelet(ctx, node, release, "patched", nil)
+			code, err := anonymousPods(ctx, k.Config.Port)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(code).To(Equal(http.StatusUnauthorized), "anonymous GET /pods")
+			Expect(portClosed(framework.ReadOnlyPort)).To(BeTrue(), "the read-only port %d answers", framework.ReadOnlyPort)
+			if framework.Minor(release) < 12 {
+				Expect(portClosed(4194)).To(BeTrue(), "cAdvisor's port 4194 answers")
+			}
+			// Negative control: the same kubelet with anonymous requests
+			// allowed (a later flag wins) serves them.
+			k = startTLSKubelet(ctx, node, release, "patched", nil, "--anonymous-auth=true")
+			code, err = anonymousPods(ctx, k.Config.Port)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(code).To(Equal(http.StatusOK), "anonymous GET /pods with --anonymous-auth=true: the refusal above proves nothing")
+		}, SpecTimeout(3*time.Minute))
+	}
 })

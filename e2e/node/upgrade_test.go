@@ -201,6 +201,20 @@ func rebindPods() []framework.Pod {
 	}
 }
 
+// runningOn starts a new node with the upgrade pods and the unpinned one
+// under release's vanilla kubelet, and returns them running, observed.
+func runningOn(ctx context.Context, release string) (*framework.Node, []framework.Pod, *framework.Kubelet, state) {
+	GinkgoHelper()
+	node := newNode(ctx)
+	pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
+	for _, p := range pods {
+		Expect(node.AddPod(p)).To(Succeed())
+	}
+	k := startKubelet(ctx, node, release, "vanilla")
+	waitRunning(ctx, node, pods)
+	return node, pods, k, observe(ctx, node)
+}
+
 // sandboxes maps pod names to their sandbox container ids.
 func (s state) sandboxes() map[string]string {
 	out := map[string]string{}
@@ -313,14 +327,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 	// Ordered is not needed: each spec builds its own node from nothing.
 
 	It("recreates nothing with the patched 1.9.11, and 1.7.5 keeps what the patched 1.9.11 created", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		k17 := startKubelet(ctx, node, "1.7.5", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, pods, k17, before := runningOn(ctx, "1.7.5")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
 		expectCheckpoints(node, k17, before, "1.7.5")
 		events, err := node.Docker.WatchEvents(ctx)
@@ -433,14 +440,7 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), Serial, func
 	}, SpecTimeout(framework.LongSpec))
 
 	It("recreates the app containers with the vanilla 1.9.11 (negative control)", func(ctx SpecContext) {
-		node := newNode(ctx)
-		pods := append(upgradePods(filepath.Join(node.Dir, "host")), unpinnedPod())
-		for _, p := range pods {
-			Expect(node.AddPod(p)).To(Succeed())
-		}
-		startKubelet(ctx, node, "1.7.5", "vanilla")
-		waitRunning(ctx, node, pods)
-		before := observe(ctx, node)
+		node, _, _, before := runningOn(ctx, "1.7.5")
 		// A sandbox gone while no kubelet ran: vanilla 1.9.11 finds only its
 		// 1.7.5 checkpoint, fails its checksum and deletes it, so nothing
 		// tears the sandbox's network down (hostport rules, the IP under a

@@ -87,8 +87,10 @@ setup_iptables() {
 
 start_dockerd() {
 	# The second socket is in a host directory: the host's preflight reads
-	# the containers' hash labels from it (node mode), read-only.
-	local args=(--host unix:///var/run/docker.sock --host unix:///host-run/docker.sock --storage-driver=overlay2
+	# the containers' hash labels from it (node mode), read-only. Both are
+	# root's alone (--group root): the image's docker gid may be some other
+	# group on the host.
+	local args=(--host unix:///var/run/docker.sock --host unix:///host-run/docker.sock --group root --storage-driver=overlay2
 		--exec-opt native.cgroupdriver=cgroupfs --bip "$DOCKER_BIP"
 		--default-ipc-mode=shareable)
 	# kubelet 1.7 leaves the sandbox IPC mode empty: shareable, as on the host engine.

@@ -315,7 +315,12 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	// The node is named localhost so that the API server's proxy to it
 	// (exec, logs, configz) dials 127.0.0.1, where the kubelet listens.
 	args := []string{"--kubeconfig=" + kcPath, "--hostname-override=localhost",
-		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false"}
+		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false",
+		// Not yet locked down as the other e2e kubelets are: the suite's
+		// API server (e2e_node's run-services mode) reaches the kubelet
+		// without a client certificate, and its specs may read the
+		// read-only port. Both loopback only.
+		"--anonymous-auth=true", fmt.Sprintf("--read-only-port=%d", framework.ReadOnlyPort)}
 	if framework.Minor(h.kubelet) <= 7 {
 		// 1.7 runs standalone, ignoring --kubeconfig, unless told to require it.
 		args = append(args, "--require-kubeconfig=true")

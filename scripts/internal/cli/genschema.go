@@ -35,7 +35,7 @@ func newGenSchemaCmd(s Streams, g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&version, "module-version", "", "k8s.io/kubernetes version to read, e.g. v1.7.5")
 	cmd.Flags().StringVar(&out, "out", "", "file to write")
-	cmd.Flags().StringVar(&schema, "schema", "", `graph to generate: "" (core/v1 Container), internal-pod (pkg/api Pod, <= 1.7), or container-official, internal-pod-official, meta-official (the same in go1.8.3's runtime layouts)`)
+	cmd.Flags().StringVar(&schema, "schema", "", `graph to generate: "" (core/v1 Container), internal-pod (pkg/api Pod, <= 1.7), internal-core-pod (pkg/apis/core Pod, 1.9 and later), or container-official, internal-pod-official, meta-official (the same in go1.8.3's runtime layouts)`)
 	cmd.Flags().BoolVar(&check, "check", false, "fail if the file differs from what would be generated")
 	return cmd
 }

@@ -37,22 +37,56 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&f.bridge, "bridge", envOr("REHEARSAL_BRIDGE", "kubelet-rh0"), "the rehearsal engine's bridge (env REHEARSAL_BRIDGE)")
 	cmd.PersistentFlags().StringVar(&f.bridgeCIDR, "bridge-cidr", envOr("REHEARSAL_BRIDGE_CIDR", "198.18.202.1/24"), "the bridge's address; the API server listens on it (env REHEARSAL_BRIDGE_CIDR)")
 
+	// up checks every input before anything is built or started.
 	up := func(cmd *cobra.Command, withTo bool) (rehearsal.UpOptions, *matrix.Release, matrix.Variant, error) {
 		var o rehearsal.UpOptions
+		bad := func(err error) (rehearsal.UpOptions, *matrix.Release, matrix.Variant, error) {
+			return o, nil, "", &ExitError{Code: 2, Err: err}
+		}
+		if err := rehearsal.CheckNodes(f.nodes); err != nil {
+			return bad(err)
+		}
 		m, from, err := g.release(f.from)
 		if err != nil {
-			return o, nil, "", &ExitError{Code: 2, Err: fmt.Errorf("FROM: %w", err)}
+			return bad(fmt.Errorf("FROM: %w", err))
+		}
+		cp, err := m.Lookup(controlPlaneRelease)
+		if err != nil {
+			return bad(err)
+		}
+		if err := rehearsal.CheckSkew("FROM", from, cp); err != nil {
+			return bad(err)
 		}
 		var to *matrix.Release
 		var v matrix.Variant
 		if withTo {
 			if to, err = m.Lookup(f.to); err != nil || f.to == "" {
-				return o, nil, "", &ExitError{Code: 2, Err: fmt.Errorf("TO=%q: %v (supported: %v)", f.to, err, m.Names())}
+				return bad(fmt.Errorf("TO=%q: %v (supported: %v)", f.to, err, m.Names()))
+			}
+			if err := rehearsal.CheckSkew("TO", to, cp); err != nil {
+				return bad(err)
 			}
 			if v, err = parseVariant(f.variant); err != nil {
-				return o, nil, "", &ExitError{Code: 2, Err: err}
+				return bad(err)
+			}
+			if f.manifests != "" {
+				if err := rehearsal.CheckManifests(f.manifests); err != nil {
+					return bad(err)
+				}
+			}
+			if err := rehearsal.CheckImageFiles(strings.Fields(f.images)); err != nil {
+				return bad(err)
+			}
+			found := rehearsal.NewLayout(m.Root).ImageOnEngines(cmd.Context())
+			if err := rehearsal.CheckImagesFound(strings.Fields(f.images), found); err != nil {
+				return bad(err)
 			}
 		}
+		unlock, err := rehearsal.LockMachine(m.Root, cmd.CommandPath())
+		if err != nil {
+			return bad(err)
+		}
+		cobra.OnFinalize(unlock)
 		cpBin, err := controlPlaneFor(cmd.Context(), s, m)
 		if err != nil {
 			return o, nil, "", &ExitError{Code: 2, Err: err}
@@ -80,6 +114,9 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			}
 			rep, err := rehearsal.Run(cmd.Context(), o)
 			if err != nil {
+				if cmd.Context().Err() != nil {
+					leftRunning(s, uo)
+				}
 				return &ExitError{Code: 2, Err: err}
 			}
 			l := rehearsal.NewLayout(uo.Matrix.Root)
@@ -113,6 +150,9 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			}
 			c, err := rehearsal.Up(cmd.Context(), uo)
 			if err != nil {
+				if cmd.Context().Err() != nil {
+					leftRunning(s, uo)
+				}
 				return &ExitError{Code: 2, Err: err}
 			}
 			fmt.Fprintf(s.Out, "export KUBECONFIG=%s\n", c.Layout.ControlPlane().Kubeconfig())
@@ -128,6 +168,11 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			if err != nil {
 				return err
 			}
+			unlock, err := rehearsal.LockMachine(root, cmd.CommandPath())
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			defer unlock()
 			if err := rehearsal.Down(cmd.Context(), root, f.network(), true, s.Err); err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -165,4 +210,10 @@ func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, 
 		return "", fmt.Errorf("control plane %s: %w", r.Release, err)
 	}
 	return res.Target.Paths.Bin, nil
+}
+
+// leftRunning says, after an interrupt, what of the rehearsal may still
+// run and how to remove it (it is kept so that a next run can reuse it).
+func leftRunning(s Streams, o rehearsal.UpOptions) {
+	fmt.Fprintf(s.Err, "interrupted: the rehearsal's engine (bridge %s), its node containers and the control plane may still run; `make rehearsal-down` removes all of them (a next `make rehearsal` reuses or replaces them)\n", o.Network.Bridge)
 }

@@ -89,6 +89,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newExportPatchesCmd(s, g),
 		newRehearsalCmd(s, g),
 		newMachineCmd(s, g),
+		newCleanCmd(s, g),
 	)
 	return cmd
 }

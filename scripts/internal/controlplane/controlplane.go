@@ -7,9 +7,11 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
@@ -87,10 +89,17 @@ func (cp *ControlPlane) WritePKI() error {
 	if err := ca.Serving(dir, "apiserver", hosts, ips); err != nil {
 		return err
 	}
+	loopback := []net.IP{net.ParseIP("127.0.0.1")}
+	for _, name := range []string{"etcd-server", "etcd-peer"} {
+		if err := ca.Peer(dir, name, []string{"localhost"}, loopback); err != nil {
+			return err
+		}
+	}
 	for name, id := range map[string]Identity{
 		"admin": AdminIdentity, "controller-manager": ControllerManagerIdentity,
 		"scheduler": SchedulerIdentity, "kube-proxy": KubeProxyIdentity,
 		"apiserver-kubelet-client": APIServerKubeletIdentity,
+		"apiserver-etcd-client":    APIServerEtcdIdentity,
 	} {
 		if err := ca.Client(dir, name, id); err != nil {
 			return err
@@ -137,6 +146,22 @@ func (cp *ControlPlane) NodeCredentials(dir, mountPoint, node string) error {
 	return nil
 }
 
+// KubeletServing issues a node's kubelet serving certificate (for its
+// name and the address the API server dials, InternalIP) into dir as
+// kubelet-serving.crt/.key: the API server checks it against the cluster
+// CA (--kubelet-certificate-authority), not the kubelet's self-signed one.
+func (cp *ControlPlane) KubeletServing(dir, node, ip string) error {
+	ca, err := LoadCA(cp.Layout.PKI())
+	if err != nil {
+		return err
+	}
+	addr := net.ParseIP(ip)
+	if addr == nil {
+		return fmt.Errorf("node %s: kubelet serving certificate: bad address %q", node, ip)
+	}
+	return ca.Serving(dir, "kubelet-serving", []string{node}, []net.IP{addr})
+}
+
 // daemon describes one control-plane component.
 type daemon struct {
 	name string
@@ -149,23 +174,32 @@ type daemon struct {
 func (cp *ControlPlane) daemons() []daemon {
 	pki := cp.Layout.PKI()
 	p := func(f string) string { return filepath.Join(pki, f) }
-	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", etcdClientPort)
+	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", etcdClientPort)
+	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", etcdPeerPort)
 	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
 	return []daemon{{
 		name: "etcd", bin: cp.Etcd,
 		args: []string{
 			"--name=rehearsal", "--data-dir=" + cp.Layout.EtcdData(),
 			"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
-			fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", etcdPeerPort),
-			fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", etcdPeerPort),
-			fmt.Sprintf("--initial-cluster=rehearsal=http://127.0.0.1:%d", etcdPeerPort),
+			"--listen-peer-urls=" + etcdPeerURL, "--initial-advertise-peer-urls=" + etcdPeerURL,
+			"--initial-cluster=rehearsal=" + etcdPeerURL,
 			"--listen-metrics-urls=",
+			// Any local user could otherwise read secrets or write pods:
+			// clients and peers need a certificate from the cluster CA.
+			"--cert-file=" + p("etcd-server.crt"), "--key-file=" + p("etcd-server.key"),
+			"--client-cert-auth", "--trusted-ca-file=" + p("ca.crt"),
+			"--peer-cert-file=" + p("etcd-peer.crt"), "--peer-key-file=" + p("etcd-peer.key"),
+			"--peer-client-cert-auth", "--peer-trusted-ca-file=" + p("ca.crt"),
 		},
 		health: etcdURL + "/health",
 	}, {
 		name: "kube-apiserver", bin: bin("kube-apiserver"),
 		args: []string{
 			"--etcd-servers=" + etcdURL, "--storage-backend=etcd3",
+			"--etcd-cafile=" + p("ca.crt"),
+			"--etcd-certfile=" + p("apiserver-etcd-client.crt"), "--etcd-keyfile=" + p("apiserver-etcd-client.key"),
+			"--anonymous-auth=false", "--profiling=false",
 			"--bind-address=" + cp.Address, "--advertise-address=" + cp.Address,
 			fmt.Sprintf("--secure-port=%d", APIPort), "--insecure-port=0",
 			"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
@@ -177,6 +211,7 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--allow-privileged=true",
 			"--kubelet-client-certificate=" + p("apiserver-kubelet-client.crt"),
 			"--kubelet-client-key=" + p("apiserver-kubelet-client.key"),
+			"--kubelet-certificate-authority=" + p("ca.crt"),
 			"--kubelet-preferred-address-types=InternalIP",
 			"--cert-dir=" + filepath.Join(cp.Layout.Run(), "apiserver-certs"),
 			"--v=1",
@@ -186,8 +221,10 @@ func (cp *ControlPlane) daemons() []daemon {
 		name: "kube-controller-manager", bin: bin("kube-controller-manager"),
 		args: []string{
 			"--kubeconfig=" + p("controller-manager.kubeconfig"),
+			// 1.9 serves its health port over plain HTTP only (no
+			// --secure-port yet): loopback, without profiling.
 			"--address=127.0.0.1", fmt.Sprintf("--port=%d", controllerPort),
-			"--leader-elect=false",
+			"--profiling=false", "--leader-elect=false",
 			"--service-account-private-key-file=" + p("sa.key"),
 			"--root-ca-file=" + p("ca.crt"),
 			"--use-service-account-credentials=true",
@@ -200,7 +237,7 @@ func (cp *ControlPlane) daemons() []daemon {
 		args: []string{
 			"--kubeconfig=" + p("scheduler.kubeconfig"),
 			"--address=127.0.0.1", fmt.Sprintf("--port=%d", schedulerPort),
-			"--leader-elect=false", "--v=1",
+			"--profiling=false", "--leader-elect=false", "--v=1",
 		},
 		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", schedulerPort),
 	}}
@@ -240,6 +277,23 @@ func (cp *ControlPlane) Start(ctx context.Context) error {
 		}); err != nil {
 			return fmt.Errorf("%s: %w; see %s", d.name, err, logf)
 		}
+	}
+	return cp.applyRBAC(ctx)
+}
+
+// kubeletAPIRBAC lets the API server's kubelet client use the kubelet
+// API (the kubelets authorize it by Webhook).
+//
+//go:embed kubelet-api-rbac.yaml
+var kubeletAPIRBAC []byte
+
+// applyRBAC applies kubeletAPIRBAC (idempotent: a reused cluster has it).
+func (cp *ControlPlane) applyRBAC(ctx context.Context) error {
+	_, err := execx.Run(ctx, execx.Cmd{Name: filepath.Join(cp.BinDir, "kubectl"),
+		Args:  []string{"--kubeconfig", cp.Layout.Kubeconfig(), "apply", "-f", "-"},
+		Stdin: bytes.NewReader(kubeletAPIRBAC), Timeout: time.Minute})
+	if err != nil {
+		return fmt.Errorf("control plane: the kubelet API's role for %s: %w", APIServerKubeletIdentity.CommonName, err)
 	}
 	return nil
 }

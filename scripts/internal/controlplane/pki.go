@@ -44,9 +44,12 @@ var (
 	SchedulerIdentity         = Identity{CommonName: "system:kube-scheduler"}
 	KubeProxyIdentity         = Identity{CommonName: "system:kube-proxy"}
 	// APIServerKubeletIdentity is the API server's client to kubelets
-	// (logs, exec); 1.9's system:kubelet-api-admin role does not exist
-	// yet, so it is a member of system:masters.
-	APIServerKubeletIdentity = Identity{CommonName: "kube-apiserver-kubelet-client", Groups: []string{"system:masters"}}
+	// (logs, exec, port-forward). 1.9 has no system:kubelet-api-admin
+	// role: KubeletAPIRBAC grants it the kubelet API and nothing else.
+	APIServerKubeletIdentity = Identity{CommonName: "kube-apiserver-kubelet-client"}
+	// APIServerEtcdIdentity is the API server's client to etcd, which
+	// checks only that the CA signed it.
+	APIServerEtcdIdentity = Identity{CommonName: "kube-apiserver-etcd-client"}
 )
 
 // NodeIdentity is how a kubelet authenticates: the Node authorizer and the
@@ -126,12 +129,24 @@ func (ca *CA) Client(dir, name string, id Identity) error {
 
 // Serving issues a serving certificate for the given names and IPs.
 func (ca *CA) Serving(dir, name string, hosts []string, ips []net.IP) error {
+	return ca.named(dir, name, hosts, ips, x509.ExtKeyUsageServerAuth)
+}
+
+// Peer issues a certificate that both serves and authenticates as a
+// client: etcd's, whose gRPC gateway dials etcd itself with the serving
+// certificate, and whose peer port checks both ends.
+func (ca *CA) Peer(dir, name string, hosts []string, ips []net.IP) error {
+	return ca.named(dir, name, hosts, ips, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
+}
+
+// named issues a certificate for hosts and ips with the given usages.
+func (ca *CA) named(dir, name string, hosts []string, ips []net.IP, usages ...x509.ExtKeyUsage) error {
 	tmpl := &x509.Certificate{
 		Subject:     pkix.Name{CommonName: name},
 		DNSNames:    hosts,
 		IPAddresses: ips,
 		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage: usages,
 	}
 	return ca.issue(dir, name, tmpl)
 }

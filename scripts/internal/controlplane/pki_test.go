@@ -4,7 +4,10 @@ import (
 	"crypto/x509"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // The API server checks client certificates against the CA and reads user
@@ -60,5 +63,70 @@ func TestPKIChainsAndIdentities(t *testing.T) {
 	}
 	if _, err := server.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err == nil {
 		t.Error("serving certificate usable as a client certificate")
+	}
+}
+
+// WritePKI's etcd certificates serve and authenticate (etcd's gateway
+// dials etcd with its serving certificate; peers check both ends), and the
+// API server's kubelet client is no cluster admin: its only grant is the
+// kubelet API role, bound to exactly its name.
+func TestClusterPKIAndKubeletAPIRole(t *testing.T) {
+	cp := &ControlPlane{Layout: Layout{Dir: t.TempDir()}, Address: "198.18.202.1"}
+	if err := cp.WritePKI(); err != nil {
+		t.Fatal(err)
+	}
+	ca, err := LoadCA(cp.Layout.PKI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	for _, name := range []string{"etcd-server", "etcd-peer"} {
+		c, err := readCert(filepath.Join(cp.Layout.PKI(), name+".crt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
+			if _, err := c.Verify(x509.VerifyOptions{Roots: roots, DNSName: "127.0.0.1", KeyUsages: []x509.ExtKeyUsage{u}}); err != nil {
+				t.Errorf("%s for 127.0.0.1, usage %v: %v", name, u, err)
+			}
+		}
+	}
+	kc, err := readCert(filepath.Join(cp.Layout.PKI(), "apiserver-kubelet-client.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kc.Subject.Organization) != 0 {
+		t.Errorf("the API server's kubelet client has groups %q (system:masters would make it cluster admin)", kc.Subject.Organization)
+	}
+	var binding struct {
+		Kind     string `json:"kind"`
+		Subjects []struct{ Kind, Name string }
+		RoleRef  struct{ Name string } `json:"roleRef"`
+	}
+	docs := strings.Split(string(kubeletAPIRBAC), "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("kubelet-api-rbac.yaml: %d documents, want the role and its binding", len(docs))
+	}
+	if err := yaml.Unmarshal([]byte(docs[1]), &binding); err != nil {
+		t.Fatal(err)
+	}
+	if binding.Kind != "ClusterRoleBinding" || len(binding.Subjects) != 1 || binding.Subjects[0].Kind != "User" || binding.Subjects[0].Name != kc.Subject.CommonName {
+		t.Errorf("binding %+v does not name the certificate's user %q", binding, kc.Subject.CommonName)
+	}
+
+	node := t.TempDir()
+	if err := cp.KubeletServing(node, "node-1", "198.18.202.7"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := readCert(filepath.Join(node, "kubelet-serving.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Verify(x509.VerifyOptions{Roots: roots, DNSName: "198.18.202.7", KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
+		t.Errorf("kubelet serving certificate for its InternalIP: %v", err)
+	}
+	if err := cp.KubeletServing(node, "node-1", "not-an-ip"); err == nil {
+		t.Error("a bad address gave a certificate")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/testtool"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -28,18 +29,19 @@ func TestVersionLess(t *testing.T) {
 // Builds a package around a stand-in binary (a dynamically linked system
 // tool), then runs the same check make check-package runs on the real one.
 func TestBuildAndCheck(t *testing.T) {
-	for _, tool := range []string{"dpkg-deb", "dpkg", "dpkg-query"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	testtool.Need(t, "dpkg-deb", "dpkg", "dpkg-query")
+	// The stand-in is GNU coreutils' true (Debian's coreutils is Essential:
+	// on every machine scripts/prereqs.sh supports): dynamically linked
+	// (the package's libc6 dependency comes from it) and answering
+	// --version, as a kubelet does. Anything else is a broken machine, not
+	// a reason to skip the package's only build-and-check test.
 	bin, err := exec.LookPath("true")
 	if err != nil {
-		t.Skip("no true(1)")
+		t.Fatalf("no true(1) on PATH (%v): Debian's coreutils (Essential) provides it", err)
 	}
 	want, err := execx.Run(context.Background(), execx.Cmd{Name: bin, Args: []string{"--version"}})
 	if err != nil || len(want) == 0 {
-		t.Skip("true(1) has no --version here")
+		t.Fatalf("%s --version printed %q (%v): the stand-in must be GNU coreutils' true (Debian's coreutils), not another true(1) earlier on PATH", bin, want, err)
 	}
 	dir := t.TempDir()
 	r := &matrix.Release{Release: "1.9.11", BuildDate: time.Unix(1538170522, 0).UTC(),

@@ -15,6 +15,7 @@ import (
 	"kubelet-toolchain/scripts/internal/dist"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/testtool"
 )
 
 func release() *matrix.Release {
@@ -66,9 +67,7 @@ func TestNames(t *testing.T) {
 // release (kubelet 1.9.11-00), below the next release's, and patched above
 // vanilla -- as dpkg compares them.
 func TestVersionsSortAsREADMESays(t *testing.T) {
-	if _, err := exec.LookPath("dpkg"); err != nil {
-		t.Skip("no dpkg")
-	}
+	testtool.Need(t, "dpkg")
 	order := []string{"1.9.11-00", "1.9.11-1", "1.9.11+k19-build", "1.9.11+k19-fixes", "1.9.11+k19-fixes.2", "1.9.12-00"}
 	for i := 0; i+1 < len(order); i++ {
 		if err := exec.Command("dpkg", "--compare-versions", order[i], "lt", order[i+1]).Run(); err != nil {
@@ -128,11 +127,7 @@ func TestDebianFiles(t *testing.T) {
 // dpkg-source, twice (same bytes), then checks it against the tree the
 // patches make, and against a tree that differs.
 func TestBuildAndCheck(t *testing.T) {
-	for _, tool := range []string{"dpkg-source", "patch", "diff"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	testtool.Need(t, "dpkg-source", "patch", "diff")
 	ctx := context.Background()
 	dir := t.TempDir()
 	r := release()

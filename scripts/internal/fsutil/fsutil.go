@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 )
@@ -144,4 +145,24 @@ func Lock(path string, waiting func()) (unlock func(), err error) {
 		}
 	}
 	return func() { f.Close() }, nil
+}
+
+// MountsUnder lists the mount points at or below dir in a mountinfo
+// table (/proc/self/mountinfo), deepest first. Mount points there escape
+// space, tab, newline and backslash in octal.
+func MountsUnder(mountinfo []byte, dir string) []string {
+	dir = filepath.Clean(dir)
+	unescape := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
+	var out []string
+	for _, line := range strings.Split(string(mountinfo), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		if m := unescape.Replace(f[4]); m == dir || strings.HasPrefix(m, dir+"/") {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }

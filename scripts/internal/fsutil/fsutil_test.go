@@ -176,3 +176,20 @@ func TestLockWaits(t *testing.T) {
 		u()
 	}
 }
+
+func TestMountsUnder(t *testing.T) {
+	info := []byte(`22 1 8:1 / / rw - ext4 /dev/vda rw
+101 22 0:50 / /repo/_output/rehearsal/nodes/node-1/kubelet rw - tmpfs tmpfs rw
+102 101 0:51 / /repo/_output/rehearsal/nodes/node-1/kubelet/pods/x\040y/volumes rw - tmpfs tmpfs rw
+103 22 0:52 / /repo/_output2/other rw - tmpfs tmpfs rw
+104 22 0:53 / /repo/_output rw - tmpfs tmpfs rw
+`)
+	got := MountsUnder(info, "/repo/_output/")
+	want := []string{"/repo/_output/rehearsal/nodes/node-1/kubelet/pods/x y/volumes", "/repo/_output/rehearsal/nodes/node-1/kubelet", "/repo/_output"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("MountsUnder = %q, want %q", got, want)
+	}
+	if got := MountsUnder(info, "/elsewhere"); len(got) != 0 {
+		t.Errorf("MountsUnder(/elsewhere) = %q", got)
+	}
+}

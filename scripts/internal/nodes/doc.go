@@ -7,6 +7,7 @@
 // by its package list and the Debian suite's InRelease (EnsureImage). A
 // Cluster says where things live on the host; Cluster.Create starts a node;
 // Node.StartKubelet starts or switches its kubelet synchronously.
-// Everything made on the engine carries LabelRehearsal=<repo root>, and
-// RemoveAll removes exactly that.
+// Everything made on the engine carries LabelRehearsal=<repo root> and
+// LabelCluster=<cluster name>: RemoveAll removes exactly the former,
+// RemoveCluster exactly both.
 package nodes

@@ -29,8 +29,27 @@ type Engine = docker.Client
 // RemoveAll removes every container, volume and network on the engine
 // labelled LabelRehearsal=root, and nothing else.
 func RemoveAll(ctx context.Context, e docker.Client, root string) error {
-	filter := "label=" + LabelRehearsal + "=" + root
-	out, err := e.Run(ctx, "ps", "-aq", "--filter", filter)
+	return removeLabelled(ctx, e, "label="+LabelRehearsal+"="+root)
+}
+
+// RemoveCluster removes every container, volume and network on the engine
+// labelled both LabelRehearsal=root and LabelCluster=name: one cluster,
+// never another cluster of the same checkout.
+func RemoveCluster(ctx context.Context, e docker.Client, root, name string) error {
+	if root == "" || name == "" {
+		return fmt.Errorf("remove cluster: root %q and name %q must both be set", root, name)
+	}
+	return removeLabelled(ctx, e, "label="+LabelRehearsal+"="+root, "label="+LabelCluster+"="+name)
+}
+
+// removeLabelled removes what matches every one of filters (docker ANDs
+// label filters).
+func removeLabelled(ctx context.Context, e docker.Client, filters ...string) error {
+	var f []string
+	for _, x := range filters {
+		f = append(f, "--filter", x)
+	}
+	out, err := e.Run(ctx, append([]string{"ps", "-aq"}, f...)...)
 	if err != nil {
 		return fmt.Errorf("list rehearsal containers: %w", err)
 	}
@@ -39,7 +58,7 @@ func RemoveAll(ctx context.Context, e docker.Client, root string) error {
 			return fmt.Errorf("remove rehearsal containers: %w", err)
 		}
 	}
-	out, err = e.Run(ctx, "volume", "ls", "-q", "--filter", filter)
+	out, err = e.Run(ctx, append([]string{"volume", "ls", "-q"}, f...)...)
 	if err != nil {
 		return fmt.Errorf("list rehearsal volumes: %w", err)
 	}
@@ -48,7 +67,7 @@ func RemoveAll(ctx context.Context, e docker.Client, root string) error {
 			return fmt.Errorf("remove rehearsal volumes: %w", err)
 		}
 	}
-	out, err = e.Run(ctx, "network", "ls", "-q", "--filter", filter)
+	out, err = e.Run(ctx, append([]string{"network", "ls", "-q"}, f...)...)
 	if err != nil {
 		return fmt.Errorf("list rehearsal networks: %w", err)
 	}

@@ -25,7 +25,8 @@ type KubeletOptions struct {
 	// the kubelet standalone (static pods only).
 	Kubeconfig string
 	// ClientCAFile (in the node) authenticates clients of the kubelet's
-	// TLS port (the API server's exec/logs); empty leaves it unset.
+	// TLS port (the API server's exec/logs). Required: anonymous requests
+	// are refused, and a kubelet with no authenticator does not start.
 	ClientCAFile string
 	// TLSCertFile and TLSKeyFile (in the node) are its serving
 	// certificate; empty = the kubelet's self-signed one.
@@ -80,8 +81,18 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 			args = append(args, "--require-kubeconfig=true")
 		}
 	}
-	if o.ClientCAFile != "" {
-		args = append(args, "--client-ca-file="+o.ClientCAFile)
+	// Locked down past 1.7-1.9's defaults (CIS node items): no anonymous
+	// requests, no read-only port, no cAdvisor port (gone in 1.12); with an
+	// API server, every request is authorized by it (Webhook).
+	if o.ClientCAFile == "" {
+		return nil, fmt.Errorf("kubelet %s on %s: a client CA is required (anonymous requests are refused)", release, o.NodeName)
+	}
+	args = append(args, "--client-ca-file="+o.ClientCAFile, "--anonymous-auth=false", "--read-only-port=0")
+	if minor < 12 {
+		args = append(args, "--cadvisor-port=0")
+	}
+	if o.Kubeconfig != "" {
+		args = append(args, "--authorization-mode=Webhook")
 	}
 	if o.TLSCertFile != "" {
 		args = append(args, "--tls-cert-file="+o.TLSCertFile, "--tls-private-key-file="+o.TLSKeyFile)
@@ -169,6 +180,10 @@ func KubeProxyArgs(nodeName, kubeconfig string) []string {
 		"--conntrack-max-per-core=0",
 		"--conntrack-tcp-timeout-established=0s",
 		"--conntrack-tcp-timeout-close-wait=0s",
+		// Health checks on the node's loopback only, as metrics already
+		// are (the health port's default is every address; 1.9's flag
+		// takes the IP, --healthz-port the port).
+		"--healthz-bind-address=127.0.0.1",
 		"--v=2",
 	}
 }

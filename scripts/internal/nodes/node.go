@@ -243,6 +243,12 @@ func (n *Node) Exec(ctx context.Context, cmd ...string) (string, error) {
 	return n.cluster.Engine.Run(ctx, append([]string{"exec", n.Container}, cmd...)...)
 }
 
+// ExecCmd is the command line that runs cmd in the node with its standard
+// input attached, for a process the caller keeps.
+func (n *Node) ExecCmd(cmd ...string) execx.Cmd {
+	return n.cluster.Engine.Cmd(append([]string{"exec", "-i", n.Container}, cmd...)...)
+}
+
 // Docker runs the node's own docker client (its inner engine).
 func (n *Node) Docker(ctx context.Context, args ...string) (string, error) {
 	return n.Exec(ctx, append([]string{"docker"}, args...)...)

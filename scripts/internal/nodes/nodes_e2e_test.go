@@ -1,46 +1,224 @@
+//go:build nodes_e2e
+
 package nodes
 
-// The node end to end: real node containers on the rehearsal's engine
-// (tools/engine-up.sh with ENGINE_DIR=_output/rehearsal/engine), real
-// kubelets (make kubelet VERSION=1.7.5 and VERSION=1.9.11). Skipped unless
-// REHEARSAL_NODES=1; see docs/rehearsal.md ("The rehearsal's nodes") for the command.
+// The node end to end: real node containers on an engine of the tests'
+// own (tools/engine-up.sh with ENGINE_DIR=_output/nodes-e2e/engine, bridge
+// kubelet-nt0, 198.18.203.1/24, brought up by the first test that needs it
+// and purged by TestMain; never the e2e's or the rehearsal's engine),
+// real kubelets (1.7.5, 1.8.15, 1.9.11, patched and vanilla: make e2e
+// builds them) and the 1.9.11 kube-proxy (make control-plane VERSION=1.9.11).
+// Built only with the nodes_e2e tag, so a plain `go test ./...` neither runs
+// nor skips them; `e2e/run.sh nodes` (in `make e2e`) runs them. Nothing
+// missing is ever a pass: each test fails saying what to build.
+//
+// Each test removes only what it made: its own cluster (a name unique to
+// the run, RemoveCluster), or containers and volumes under a fake root.
+// KEEP=1 leaves a failed test's cluster, and the engine, up.
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/controlplane"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
 )
 
+// The tests' own engine: a bridge and a network of its own, apart from the
+// e2e's (kubelet-e2e0, 198.18.201.0/24) and the rehearsal's (kubelet-rh0,
+// 198.18.202.0/24), which may be in use while these run.
+const (
+	e2eBridge     = "kubelet-nt0"
+	e2eBridgeCIDR = "198.18.203.1/24"
+)
+
+var (
+	// runID makes this run's cluster and container names unique.
+	runID = func() string {
+		b := make([]byte, 3)
+		rand.Read(b)
+		return hex.EncodeToString(b)
+	}()
+	engineOnce sync.Once
+	engineErr  error
+	engineUp   bool
+)
+
+func repoRoot() string {
+	root, err := filepath.Abs("../../..")
+	if err != nil {
+		panic(err)
+	}
+	return root
+}
+
+// e2eWorkDir holds the tests' engine, node logs and node directories.
+func e2eWorkDir(root string) string { return filepath.Join(root, "_output", "nodes-e2e") }
+
+func e2eEngine(root string) Engine {
+	return Engine{Socket: filepath.Join(e2eWorkDir(root), "engine", "docker.sock")}
+}
+
+func keep() bool { return os.Getenv("KEEP") == "1" }
+
+// engineScript runs tools/<script> for the tests' engine; the caller's
+// ENGINE_* and E2E_BRIDGE* settings are dropped (they may name another engine).
+func engineScript(root, script string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "tools", script), args...)
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ENGINE_") && !strings.HasPrefix(kv, "E2E_BRIDGE") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "ENGINE_DIR="+filepath.Join(e2eWorkDir(root), "engine"),
+		"ENGINE_BRIDGE="+e2eBridge, "ENGINE_BRIDGE_CIDR="+e2eBridgeCIDR)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("tools/%s (ENGINE_DIR=_output/nodes-e2e/engine ENGINE_BRIDGE=%s ENGINE_BRIDGE_CIDR=%s): %w",
+			script, e2eBridge, e2eBridgeCIDR, err)
+	}
+	return nil
+}
+
+// TestMain takes the tests' engine down after them (a test brings it up on
+// first use), after checking that every test removed what it made.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if !engineUp {
+		os.Exit(code)
+	}
+	root := repoRoot()
+	if engineErr == nil && !(code != 0 && keep()) {
+		e := e2eEngine(root)
+		ctx := context.Background()
+		cs, err1 := e.Run(ctx, "ps", "-aq")
+		vs, err2 := e.Run(ctx, "volume", "ls", "-q")
+		if err := errors.Join(err1, err2); err != nil {
+			fmt.Fprintf(os.Stderr, "nodes e2e: listing what is left on the engine: %v\n", err)
+			code = 1
+		} else if cs != "" || vs != "" {
+			fmt.Fprintf(os.Stderr, "nodes e2e: the tests left containers %q and volumes %q on their engine\n", docker.Lines(cs), docker.Lines(vs))
+			code = 1
+		}
+	}
+	if code != 0 && keep() {
+		fmt.Fprintf(os.Stderr, "nodes e2e: KEEP=1: the engine stays up; ENGINE_DIR=%s ENGINE_BRIDGE=%s tools/engine-down.sh --purge takes it down\n",
+			filepath.Join(e2eWorkDir(root), "engine"), e2eBridge)
+	} else if err := engineScript(root, "engine-down.sh", "--purge"); err != nil {
+		fmt.Fprintf(os.Stderr, "nodes e2e: %v\n", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// e2eEnv brings the tests' engine up (once) and returns the repository
+// root and the engine.
 func e2eEnv(t *testing.T) (root string, e Engine) {
 	t.Helper()
-	if os.Getenv("REHEARSAL_NODES") != "1" {
-		t.Skip("REHEARSAL_NODES=1 runs the node end to end on the rehearsal's engine")
+	root = repoRoot()
+	e = e2eEngine(root)
+	engineOnce.Do(func() {
+		engineUp = true // whatever happened half-way, TestMain takes it down
+		if engineErr = engineScript(root, "engine-up.sh"); engineErr != nil {
+			return
+		}
+		if _, err := e.Run(context.Background(), "version"); err != nil {
+			engineErr = fmt.Errorf("engine-up.sh succeeded but the engine does not answer: %w", err)
+		}
+	})
+	if engineErr != nil {
+		t.Fatalf("no engine for the node tests: %v (scripts/prereqs.sh installs docker.io; the script's output is above)", engineErr)
 	}
-	root, err := filepath.Abs("../../..")
+	return root, e
+}
+
+// kubeletBinary is a built kubelet, or the test fails saying what builds it.
+func kubeletBinary(t *testing.T, root, release, variant string) string {
+	t.Helper()
+	bin := filepath.Join(root, "_output", release, variant, "bin", "linux", "amd64", "kubelet")
+	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
+		t.Fatalf("no kubelet %s/%s at %s (%v): make kubelet VERSION=%s VARIANT=%s builds it (make e2e builds every one)",
+			release, variant, bin, err, release, variant)
+	}
+	return bin
+}
+
+// newCluster is a cluster of the test's own: a name unique to this run,
+// its work directory under _output/nodes-e2e/<short>; removed (only it)
+// when the test ends.
+func newCluster(t *testing.T, short string, clamp bool) *Cluster {
+	t.Helper()
+	root, e := e2eEnv(t)
+	ctx := context.Background()
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := os.Getenv("ENGINE_DIR")
-	if dir == "" {
-		dir = filepath.Join(root, "_output", "rehearsal", "engine")
+	cni, err := BuildCNIPlugins(ctx, filepath.Join(root, "_output", "cni"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	e = Engine{Socket: filepath.Join(dir, "docker.sock")}
-	if _, err := e.Run(context.Background(), "version"); err != nil {
-		t.Fatalf("no rehearsal engine (tools/engine-up.sh with ENGINE_DIR=%s): %v", dir, err)
+	c := &Cluster{Engine: e, Name: "nt-" + short + "-" + runID, Root: root, Image: image,
+		WorkDir: filepath.Join(e2eWorkDir(root), short), CNIBinDir: cni}
+	if clamp {
+		c.RuncClamp = filepath.Join(e2eWorkDir(root), "bin", "runc-clamp")
+		if err := BuildRuncClamp(ctx, root, c.RuncClamp); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return root, e
+	t.Cleanup(func() {
+		if t.Failed() && keep() {
+			t.Logf("KEEP=1: cluster %s left on the engine", c.Name)
+			return
+		}
+		if err := RemoveCluster(context.Background(), e, root, c.Name); err != nil {
+			t.Errorf("remove cluster %s: %v", c.Name, err)
+		}
+	})
+	return c
+}
+
+// clientCAFile is the name of the kubelets' client CA in a node's config dir.
+const clientCAFile = "client-ca.crt"
+
+// writeClientCA writes a CA certificate into dir whose key is never
+// written anywhere: a kubelet refusing anonymous requests needs an
+// authenticator to start, and with this one nobody can authenticate.
+func writeClientCA(t *testing.T, dir string) {
+	t.Helper()
+	ca, err := controlplane.NewCA("nodes e2e kubelet client CA (no key kept)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	crt := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
+	if err := os.WriteFile(filepath.Join(dir, clientCAFile), crt, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestNodeImage(t *testing.T) {
@@ -149,36 +327,17 @@ func TestTwoNodesSwitch(t *testing.T) {
 	ctx := context.Background()
 	bins := map[string]string{}
 	for _, r := range []string{"1.7.5", "1.9.11"} {
-		bins[r] = filepath.Join(root, "_output", r, "patched", "bin", "linux", "amd64", "kubelet")
-		if _, err := os.Stat(bins[r]); err != nil {
-			t.Fatalf("make kubelet VERSION=%s first: %v", r, err)
-		}
+		bins[r] = kubeletBinary(t, root, r, "patched")
 	}
-	work := filepath.Join(root, "_output", "rehearsal")
-	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cni, err := BuildCNIPlugins(ctx, filepath.Join(root, "_output", "cni"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clamp := filepath.Join(work, "bin", "runc-clamp")
-	if err := BuildRuncClamp(ctx, root, clamp); err != nil {
-		t.Fatal(err)
-	}
-	c := &Cluster{Engine: e, Name: "rh-nodetest", Root: root, Image: image, WorkDir: work, CNIBinDir: cni, RuncClamp: clamp}
-	t.Cleanup(func() {
-		if t.Failed() && os.Getenv("KEEP") == "1" {
-			return
-		}
-		RemoveAll(context.Background(), e, root)
-	})
+	c := newCluster(t, "switch", true)
 
 	var nodes []*Node
 	for i, name := range []string{"node-a", "node-b"} {
+		// The kubelets' client CA, in the node's config dir (NodeConfigDir).
+		config := filepath.Join(c.WorkDir, "config", name)
+		writeClientCA(t, config)
 		start := time.Now()
-		n, err := c.Create(ctx, Spec{Name: name, Index: i + 1})
+		n, err := c.Create(ctx, Spec{Name: name, Index: i + 1, ConfigDir: config})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +366,8 @@ func TestTwoNodesSwitch(t *testing.T) {
 	writePod(t, b, "web", "11111111-0000-0000-0000-00000000000b", 18080, false)
 
 	kubelet := func(n *Node, release string) Kubelet {
-		args, err := KubeletArgs(release, KubeletOptions{NodeName: n.Name, NodeIP: n.IP(), AllowSwap: HostHasSwap()})
+		args, err := KubeletArgs(release, KubeletOptions{NodeName: n.Name, NodeIP: n.IP(),
+			ClientCAFile: NodeConfigDir + "/" + clientCAFile, AllowSwap: HostHasSwap()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -253,6 +413,9 @@ func TestTwoNodesSwitch(t *testing.T) {
 		})
 	}
 	t.Logf("kubelet 1.7.5 to static pods running on both nodes: %s", time.Since(start).Round(100*time.Millisecond))
+	for _, n := range nodes {
+		assertLockedDown(t, n, "1.7.5")
+	}
 
 	// The privileged container really is privileged.
 	priv := podContainer(ctx, a, "priv", "app")
@@ -320,6 +483,7 @@ func TestTwoNodesSwitch(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d containers kept, %d inner events since the switch", n.Name, len(after), len(evs))
+			assertLockedDown(t, n, release)
 		}
 	}
 
@@ -361,6 +525,46 @@ func TestTwoNodesSwitch(t *testing.T) {
 		}
 		t.Logf("%s removed in %s", n.Name, time.Since(start).Round(100*time.Millisecond))
 		assertGone(t, e, n, id)
+	}
+}
+
+// assertLockedDown: the node's kubelet answers an anonymous request on
+// its TLS port (10250, from the host, to the node's IP) with 401, and its
+// read-only port (10255) and cAdvisor's (4194) refuse connections. Called
+// once the kubelet has synced, so every server it would open is open.
+func assertLockedDown(t *testing.T, n *Node, release string) {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, // the kubelet's self-signed serving certificate
+	}}
+	defer c.CloseIdleConnections()
+	url := "https://" + net.JoinHostPort(n.IP(), "10250") + "/pods"
+	var status int
+	waitFor(t, fmt.Sprintf("%s: kubelet %s answers on 10250", n.Name, release), 60*time.Second, func() error {
+		resp, err := c.Get(url)
+		if err != nil {
+			return err
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		status = resp.StatusCode
+		return nil
+	})
+	if status != http.StatusUnauthorized {
+		t.Errorf("%s: kubelet %s: anonymous GET %s: %d, want 401", n.Name, release, url, status)
+	}
+	for _, port := range []string{"10255", "4194"} {
+		addr := net.JoinHostPort(n.IP(), port)
+		conn, err := net.DialTimeout("tcp", addr, 3*time.Second)
+		if err == nil {
+			conn.Close()
+			t.Errorf("%s: kubelet %s: %s accepts connections, want them refused", n.Name, release, addr)
+		} else if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s: kubelet %s: %s: %v, want connection refused", n.Name, release, addr, err)
+		}
+	}
+	if !t.Failed() {
+		t.Logf("%s: kubelet %s: anonymous GET /pods 401, 10255 and 4194 refused", n.Name, release)
 	}
 }
 
@@ -448,69 +652,106 @@ func assertGone(t *testing.T, e Engine, n *Node, ids []string) {
 
 // RemoveAll removes what carries our label with this root, and nothing
 // else: not an unlabelled container or volume, not another checkout's.
+// RemoveCluster removes one cluster of that root, not another cluster of
+// it, nor a cluster of that name of another root. The roots are fake (the
+// checkout's own is never passed).
 func TestRemoveAllOnlyOurs(t *testing.T) {
-	root, e := e2eEnv(t)
+	_, e := e2eEnv(t)
 	ctx := context.Background()
-	mk := func(name string, labels ...string) {
+	ours, other := "/nodes-e2e/removeall-"+runID, "/nodes-e2e/other-"+runID
+	cluster := "nt-removeall-" + runID
+	name := func(s string) string { return "nt-ra-" + runID + "-" + s }
+	mk := func(n string, labels ...string) {
 		t.Helper()
 		var l []string
 		for _, x := range labels {
 			l = append(l, "--label", x)
 		}
-		if _, err := e.Run(ctx, append(append([]string{"volume", "create"}, l...), name)...); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.Run(ctx, append(append([]string{"create", "--name", name}, l...), "e2e.local/workload:1")...); err != nil {
-			t.Fatal(err)
-		}
 		t.Cleanup(func() {
-			e.Run(context.Background(), "rm", "-f", name)
-			e.Run(context.Background(), "volume", "rm", "-f", name)
+			e.Run(context.Background(), "rm", "-f", name(n))
+			e.Run(context.Background(), "volume", "rm", "-f", name(n))
 		})
+		if _, err := e.Run(ctx, append(append([]string{"volume", "create"}, l...), name(n))...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Run(ctx, append(append([]string{"create", "--name", name(n)}, l...), "e2e.local/workload:1")...); err != nil {
+			t.Fatal(err)
+		}
 	}
-	mk("rh-removeall-ours", LabelRehearsal+"="+root)
-	mk("rh-removeall-unlabelled")
-	mk("rh-removeall-other-root", LabelRehearsal+"=/somewhere/else")
-	if err := RemoveAll(ctx, e, root); err != nil {
+	mk("ours", LabelRehearsal+"="+ours)
+	mk("ours-cluster", LabelRehearsal+"="+ours, LabelCluster+"="+cluster)
+	mk("ours-other-cluster", LabelRehearsal+"="+ours, LabelCluster+"="+cluster+"-x")
+	mk("other-root-cluster", LabelRehearsal+"="+other, LabelCluster+"="+cluster)
+	mk("unlabelled")
+	check := func(step string, want map[string]bool) {
+		t.Helper()
+		for n, present := range want {
+			_, errC := e.Run(ctx, "inspect", "--type", "container", name(n))
+			_, errV := e.Run(ctx, "volume", "inspect", name(n))
+			if (errC == nil) != present || (errV == nil) != present {
+				t.Errorf("after %s: %s: container present %v, volume present %v; want %v", step, n, errC == nil, errV == nil, present)
+			}
+		}
+	}
+	if err := RemoveCluster(ctx, e, ours, cluster); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]bool{"rh-removeall-ours": false, "rh-removeall-unlabelled": true, "rh-removeall-other-root": true} {
-		_, errC := e.Run(ctx, "inspect", "--type", "container", name)
-		_, errV := e.Run(ctx, "volume", "inspect", name)
-		if (errC == nil) != want || (errV == nil) != want {
-			t.Errorf("%s: container present %v, volume present %v; want %v", name, errC == nil, errV == nil, want)
+	check("RemoveCluster", map[string]bool{"ours": true, "ours-cluster": false, "ours-other-cluster": true,
+		"other-root-cluster": true, "unlabelled": true})
+	if err := RemoveAll(ctx, e, ours); err != nil {
+		t.Fatal(err)
+	}
+	check("RemoveAll", map[string]bool{"ours": false, "ours-other-cluster": false, "other-root-cluster": true, "unlabelled": true})
+	for _, bad := range [][2]string{{ours, ""}, {"", cluster}} {
+		if err := RemoveCluster(ctx, e, bad[0], bad[1]); err == nil {
+			t.Errorf("RemoveCluster(%q, %q): want an error", bad[0], bad[1])
 		}
 	}
 }
 
-// Every flag KubeletArgs emits is one the release's kubelet knows: the
-// flags are parsed in order and --help, last, stops before anything runs;
-// an unknown flag or a bad value is reported first ("unknown flag",
-// "invalid argument"). The exit status says nothing: old pflag exits 2 on
-// --help too.
+// Every flag KubeletArgs emits is one the release's kubelet knows, for
+// every release a rehearsal runs, both variants, with and without an API
+// server; the same for kube-proxy 1.9.11's KubeProxyArgs. The flags are
+// parsed in order and --help, last, stops before anything runs; an unknown
+// flag or a bad value is reported first ("unknown flag", "invalid
+// argument"). The exit status says nothing: old pflag exits 2 on --help too.
+// A binary that is not there fails the test. What a binary checks only
+// after parsing (kube-proxy 1.9's --metrics-bind-address wants IP:port) is
+// not reached here: the rehearsal's bring-up fails on a kube-proxy that exits.
 func TestKubeletFlagsAccepted(t *testing.T) {
-	root, _ := e2eEnv(t)
-	full := KubeletOptions{NodeName: "n1", NodeIP: "198.18.202.2", Kubeconfig: "/k", ClientCAFile: "/ca",
+	root := repoRoot()
+	withAPIServer := KubeletOptions{NodeName: "n1", NodeIP: "198.18.203.2", Kubeconfig: "/k", ClientCAFile: "/ca",
 		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
-	for _, release := range []string{"1.7.5", "1.9.11"} {
-		bin := filepath.Join(root, "_output", release, "patched", "bin", "linux", "amd64", "kubelet")
-		args, err := KubeletArgs(release, full)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, _ := execxRun(bin, append(args, "--help")...)
-		if bad := flagError(out); bad != "" {
-			t.Errorf("kubelet %s rejects %v: %s", release, args, bad)
+	standalone := KubeletOptions{NodeName: "n1", ClientCAFile: "/ca"}
+	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11"} {
+		for _, variant := range []string{"patched", "vanilla"} {
+			bin := kubeletBinary(t, root, release, variant)
+			for _, o := range []KubeletOptions{withAPIServer, standalone} {
+				args, err := KubeletArgs(release, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := execxRun(bin, append(args, "--help")...)
+				if bad := flagError(out); bad != "" {
+					t.Errorf("kubelet %s/%s rejects %v: %s", release, variant, args, bad)
+				}
+			}
+			// The check sees a flag the kubelet does not know.
+			if out, _ := execxRun(bin, "--no-such-flag", "--help"); flagError(out) == "" {
+				t.Errorf("kubelet %s/%s: an unknown flag went unnoticed: %.200q", release, variant, out)
+			}
 		}
 	}
 	proxy := filepath.Join(root, "_output", "1.9.11", "control-plane", "bin", "kube-proxy")
 	if _, err := os.Stat(proxy); err != nil {
-		t.Logf("no %s (make control-plane VERSION=1.9.11): kube-proxy flags not checked", proxy)
-		return
+		t.Fatalf("no kube-proxy at %s (%v): make control-plane VERSION=1.9.11 builds it", proxy, err)
 	}
 	out, _ := execxRun(proxy, append(KubeProxyArgs("n1", "/k"), "--help")...)
 	if bad := flagError(out); bad != "" {
 		t.Errorf("kube-proxy rejects %v: %s", KubeProxyArgs("n1", "/k"), bad)
+	}
+	if out, _ := execxRun(proxy, "--no-such-flag", "--help"); flagError(out) == "" {
+		t.Errorf("kube-proxy: an unknown flag went unnoticed: %.200q", out)
 	}
 }
 
@@ -520,31 +761,32 @@ func execxRun(name string, args ...string) (string, error) {
 }
 
 // flagError is the flag parser's complaint before the usage text, or ""
-// when the usage text comes first.
+// when the usage text comes with none before it. The kubelets (pflag)
+// print "Usage of ..." first; kube-proxy (cobra) its description, then
+// "Usage:", or "Error: ..." first. No usage text at all is a complaint too
+// (a binary that did not run, or printed something else).
 func flagError(out string) string {
-	first, _, _ := strings.Cut(out, "\n")
-	if strings.HasPrefix(first, "Usage") {
-		return ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Usage") {
+			return ""
+		}
+		for _, bad := range []string{"Error:", "unknown flag", "unknown shorthand flag", "invalid argument",
+			"flag needs an argument", "bad flag syntax", "flag provided but not defined"} {
+			if strings.Contains(l, bad) {
+				return l
+			}
+		}
 	}
-	return first
+	first, _, _ := strings.Cut(out, "\n")
+	return fmt.Sprintf("no usage text (output starts %q)", first)
 }
 
 // One node: a `docker save` tarball loads, no kubelet runs before one is
 // started, and Remove leaves nothing.
 func TestNodeTarballAndRemove(t *testing.T) {
-	root, e := e2eEnv(t)
+	_, e := e2eEnv(t)
 	ctx := context.Background()
-	work := filepath.Join(root, "_output", "rehearsal")
-	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cni, err := BuildCNIPlugins(ctx, filepath.Join(root, "_output", "cni"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &Cluster{Engine: e, Name: "rh-nodetest", Root: root, Image: image, WorkDir: work, CNIBinDir: cni}
-	t.Cleanup(func() { RemoveAll(context.Background(), e, root) })
+	c := newCluster(t, "tarball", false)
 	n, err := c.Create(ctx, Spec{Name: "node-t", Index: 9})
 	if err != nil {
 		t.Fatal(err)

@@ -39,12 +39,30 @@ func TestKubeletArgs(t *testing.T) {
 	if a19[len(a19)-1] != "--cluster-dns=10.96.0.10" {
 		t.Errorf("extra flags not last: %v", a19)
 	}
-	// Standalone: no kubeconfig flags at all.
-	s, _ := KubeletArgs("1.7.5", KubeletOptions{NodeName: "n1"})
+	// Locked down: no anonymous requests, no read-only or cAdvisor port,
+	// the API server authorizes (1.12 has no --cadvisor-port any more).
+	for _, a := range [][]string{a17, a19} {
+		for _, want := range []string{"--anonymous-auth=false", "--read-only-port=0", "--cadvisor-port=0", "--authorization-mode=Webhook"} {
+			if !slices.Contains(a, want) {
+				t.Errorf("%s missing: %v", want, a)
+			}
+		}
+	}
+	if a112, _ := KubeletArgs("1.12.10", o); slices.Contains(a112, "--cadvisor-port=0") {
+		t.Errorf("1.12 got --cadvisor-port: %v", a112)
+	}
+	// Standalone: no kubeconfig flags, and nothing to ask for authorization.
+	s, err := KubeletArgs("1.7.5", KubeletOptions{NodeName: "n1", ClientCAFile: "/ca.crt"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, a := range s {
-		if strings.Contains(a, "kubeconfig") || strings.HasPrefix(a, "--node-ip") || strings.HasPrefix(a, "--client-ca") {
+		if strings.Contains(a, "kubeconfig") || strings.HasPrefix(a, "--node-ip") || strings.HasPrefix(a, "--authorization-mode") {
 			t.Errorf("standalone got %s", a)
 		}
+	}
+	if _, err := KubeletArgs("1.9.11", KubeletOptions{NodeName: "n1"}); err == nil || !strings.Contains(err.Error(), "client CA") {
+		t.Errorf("no client CA: want an error naming it, got %v", err)
 	}
 	for _, bad := range []string{"", "2.0.0", "1.x", "17"} {
 		if _, err := KubeletArgs(bad, o); err == nil {

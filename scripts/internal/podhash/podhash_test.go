@@ -31,7 +31,7 @@ func TestPreflightVerdicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rep.Rows[0]; got.VanillaVerdict != recreated || got.PatchedVerdict != kept {
+	if got := rep.Rows[0]; got.VanillaVerdict != recreated || got.PatchedVerdict != kept || got.VanillaOutcome != OutcomeRecreated || got.PatchedOutcome != OutcomeKept {
 		t.Errorf("api pod: %+v", got)
 	}
 	// Hash accepted, but the static pod UID changes: the pod is replaced.
@@ -64,7 +64,7 @@ func TestPreflightInitContainersNotCompared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rep.Rows[0]; row.PatchedVerdict != notCompared || row.VanillaVerdict != notCompared || rep.Failed() {
+	if row := rep.Rows[0]; row.PatchedVerdict != notCompared || row.VanillaVerdict != notCompared || row.PatchedOutcome != "" || rep.Failed() {
 		t.Errorf("init container: %+v, failed=%v", row, rep.Failed())
 	}
 }
@@ -82,11 +82,11 @@ func TestPreflightRejectedAndNotEnforced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := rep.Rows[0]; !strings.HasPrefix(row.PatchedVerdict, "rejected by 1.9.11: privileged") || rep.Rejecting != 1 || !rep.Failed() {
+	if row := rep.Rows[0]; !strings.HasPrefix(row.PatchedVerdict, "rejected by 1.9.11: privileged") || row.PatchedOutcome != OutcomeRejected || rep.Rejecting != 1 || !rep.Failed() {
 		t.Errorf("rejected pod: %+v (rejecting %d)", row, rep.Rejecting)
 	}
 	row := rep.Rows[1]
-	if row.PatchedVerdict != "kept, spec not enforced: securityContext.allowPrivilegeEscalation" || len(row.NotEnforced) != 1 {
+	if row.PatchedVerdict != "kept, spec not enforced: securityContext.allowPrivilegeEscalation" || row.PatchedOutcome != OutcomeKept || len(row.NotEnforced) != 1 {
 		t.Errorf("PSP-filled field: %+v", row)
 	}
 	if rep.Recreating != 0 {
@@ -173,7 +173,7 @@ func TestPreflightStaticUIDKeptByPatched(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced {
+	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced || r.VanillaOutcome != OutcomeReplaced {
 		t.Errorf("row: %+v", r)
 	}
 	if u := rep.UIDs; len(u) != 1 || u[0].PodReplaced || !u[0].VanillaReplaced || rep.Failed() {
@@ -223,7 +223,7 @@ func TestPreflightStaticUIDFollowsTheRunningUID(t *testing.T) {
 	if u := rep.UIDs[1]; !u.PodReplaced || !u.VanillaReplaced {
 		t.Errorf("pod under an unknown UID: %+v", u)
 	}
-	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced {
+	if r := rep.Rows[0]; r.PatchedVerdict != kept || r.VanillaVerdict != podReplaced || r.VanillaOutcome != OutcomeReplaced {
 		t.Errorf("etcd row: %+v", r)
 	}
 	if r := rep.Rows[1]; r.PatchedVerdict != podReplaced || rep.Recreating != 1 {

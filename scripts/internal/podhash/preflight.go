@@ -22,6 +22,11 @@ type Row struct {
 	VanillaVerdict string  `json:"toVanilla"`
 	PatchedHash    uint64  `json:"toPatchedHash"`
 	PatchedVerdict string  `json:"toPatched"`
+	// VanillaOutcome and PatchedOutcome say what the verdicts predict for
+	// the container's pod, typed (Outcome*); "" predicts nothing (an init
+	// container, one not running).
+	VanillaOutcome string `json:"toVanillaOutcome,omitempty"`
+	PatchedOutcome string `json:"toPatchedOutcome,omitempty"`
 	// Rejected says which release's kubelet refuses the pod, and why.
 	Rejected string `json:"rejected,omitempty"`
 	// NotEnforced are spec fields FROM dropped (so the running container
@@ -93,6 +98,15 @@ const (
 	rejectedBy  = "rejected by"
 	startedByTo = "started (FROM rejects the pod)"
 	podReplaced = recreated + " (pod replaced)"
+)
+
+// Outcomes a verdict predicts for the container's pod, as the rehearsal
+// judges pods (package verdict has the same names).
+const (
+	OutcomeKept      = "kept"
+	OutcomeRecreated = "recreated"
+	OutcomeReplaced  = "replaced"
+	OutcomeRejected  = "rejected"
 )
 
 // Inputs are the helpers' results on the same pods, for one preflight.
@@ -167,26 +181,26 @@ func Preflight(in Inputs) (*Report, error) {
 		if p.Rejected != "" {
 			row.Rejected = fmt.Sprintf("%s %s: %s", rejectedBy, in.To, p.Rejected)
 		}
-		judge := func(t Result, replaced bool) string {
+		judge := func(t Result, replaced bool) (verdict, outcome string) {
 			switch {
 			case t.Rejected != "":
-				return fmt.Sprintf("%s %s: %s", rejectedBy, in.To, t.Rejected)
+				return fmt.Sprintf("%s %s: %s", rejectedBy, in.To, t.Rejected), OutcomeRejected
 			case t.Init:
-				return notCompared
+				return notCompared, ""
 			case in.Node != nil && running == nil:
-				return notRunning
+				return notRunning, ""
 			case in.Node == nil && fromRejected != "":
-				return startedByTo
+				return startedByTo, ""
 			case replaced:
-				return podReplaced
+				return podReplaced, OutcomeReplaced
 			case t.Accepted != nil && *t.Accepted:
-				return kept
+				return kept, OutcomeKept
 			default:
-				return recreated
+				return recreated, OutcomeRecreated
 			}
 		}
-		row.VanillaVerdict = judge(v, replacedV[v.Pod])
-		row.PatchedVerdict = judge(p, replacedP[v.Pod])
+		row.VanillaVerdict, row.VanillaOutcome = judge(v, replacedV[v.Pod])
+		row.PatchedVerdict, row.PatchedOutcome = judge(p, replacedP[v.Pod])
 		if row.PatchedVerdict == kept && f != nil {
 			if missing := lacking(f.Dropped, p.Dropped); len(missing) > 0 {
 				row.NotEnforced = missing

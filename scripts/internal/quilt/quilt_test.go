@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/patch"
 	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/testtool"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -37,11 +37,7 @@ diff --git a/a.txt b/a.txt
 // The exported set, applied by patch -p1 in series order, gives the same
 // tree as the build's own patch+overlay step.
 func TestExportAppliesLikeTheBuild(t *testing.T) {
-	for _, tool := range []string{"git", "patch"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	testtool.Need(t, "git", "patch")
 	root := t.TempDir()
 	testfile.Write(t, filepath.Join(root, "patches", "x-build", "0001-change-a.patch"), onePatch)
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "new", "new.go"), "package new\n\nconst X = 1\n")
@@ -107,9 +103,7 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 }
 
 func TestAddedFilePatchAppliesWithGit(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
+	testtool.Need(t, "git")
 	data := []byte("line\n")
 	p, err := AddedFilePatch("d/f.txt", data, "A <a@example.invalid>", "Sun, 1 Jan 2023 00:00:00 +0000", "s")
 	if err != nil {

@@ -2,17 +2,21 @@ package rehearsal
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/mod/sumdb/dirhash"
 	"golang.org/x/sync/errgroup"
 
 	"kubelet-toolchain/scripts/internal/build"
@@ -57,17 +61,31 @@ type UpOptions struct {
 	// ControlPlaneBin holds kube-apiserver & co. (make control-plane).
 	ControlPlaneBin string
 	Log             io.Writer
+	// Workloads is the digest of what the run will apply (WorkloadsDigest);
+	// "" for a cluster brought up without a run.
+	Workloads string
 }
 
 // state is what a running cluster was brought up with (state.json), so a
 // later make rehearsal can reuse it and rehearsal-down can find it.
 type state struct {
-	From    string      `json:"from"`
-	Network Network     `json:"network"`
-	Image   string      `json:"image"`
-	Nodes   []nodeState `json:"nodes"`
-	UpAt    string      `json:"upAt"`
+	// Lockdown is the lockdown the cluster was brought up with
+	// (clusterLockdown); an older cluster is not reused.
+	Lockdown int         `json:"lockdown,omitempty"`
+	From     string      `json:"from"`
+	Network  Network     `json:"network"`
+	Image    string      `json:"image"`
+	Nodes    []nodeState `json:"nodes"`
+	UpAt     string      `json:"upAt"`
+	// Workloads is the digest of the workloads and images a run applied
+	// (WorkloadsDigest); "" while none has.
+	Workloads string `json:"workloads,omitempty"`
 }
+
+// clusterLockdown counts the lockdowns of the cluster's sockets; 1: TLS
+// client certificates for etcd, kubelets and API server, no anonymous
+// requests, no profiling.
+const clusterLockdown = 1
 
 type nodeState struct {
 	Name  string `json:"name"`
@@ -123,8 +141,8 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Nodes < 1 || o.Nodes > 20 {
-		return nil, fmt.Errorf("NODES=%d: want 1..20", o.Nodes)
+	if err := CheckNodes(o.Nodes); err != nil {
+		return nil, err
 	}
 	c := &Cluster{
 		Layout: l, From: o.From, log: log, Timings: map[string]time.Duration{},
@@ -201,7 +219,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}); err != nil {
 		return nil, err
 	}
-	st := state{From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
+	st := state{Lockdown: clusterLockdown, From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
 	if err := step("nodes", func() error {
 		c.Nodes = make([]*nodes.Node, o.Nodes)
 		g, gctx := errgroup.WithContext(ctx)
@@ -214,7 +232,12 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 				}
 				n, err := c.nodes.Create(gctx, nodes.Spec{Name: name, Index: i, ConfigDir: l.NodeConfig(name)})
 				c.Nodes[i-1] = n
-				return err
+				if err != nil {
+					return err
+				}
+				// The node's address is known now: the API server
+				// dials its kubelet there and checks this certificate.
+				return c.CP.KubeletServing(l.NodeConfig(name), name, n.IP())
 			})
 		}
 		if err := g.Wait(); err != nil {
@@ -240,12 +263,19 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		if err := g.Wait(); err != nil {
 			return err
 		}
-		return c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute)
+		if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
+			return err
+		}
+		return c.KubeProxiesRunning(ctx)
 	}); err != nil {
 		return nil, err
 	}
 	b, _ := json.MarshalIndent(st, "", "  ")
 	if err := fsutil.WriteFileAtomic(filepath.Join(l.Dir, "state.json"), b, 0o644); err != nil {
+		return nil, err
+	}
+	// Other checkouts' rehearsals wait for this one's down (LockMachine).
+	if err := setClusterOwner(l.Root, true); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -275,6 +305,15 @@ func (c *Cluster) reusable(ctx context.Context, o UpOptions) (state, bool) {
 	if st.From != o.From.Release || len(st.Nodes) != o.Nodes || st.Network != o.Network || !c.CP.Running() {
 		return st, false
 	}
+	notAfter, err := certNotAfter(filepath.Join(c.Layout.ControlPlane().PKI(), "ca.crt"))
+	if err != nil {
+		c.log("the running cluster's certificates: %v: a fresh cluster", err)
+		return st, false
+	}
+	if why := reuseRefusal(st, notAfter, time.Now(), o.Workloads); why != "" {
+		c.log("%s: a fresh cluster", why)
+		return st, false
+	}
 	for _, ns := range st.Nodes {
 		if _, err := c.nodes.Get(ctx, nodes.Spec{Name: ns.Name, Index: ns.Index, ConfigDir: c.Layout.NodeConfig(ns.Name)}); err != nil {
 			return st, false
@@ -297,6 +336,23 @@ func (c *Cluster) attach(ctx context.Context, st state) error {
 	return nil
 }
 
+// KubeProxiesRunning checks every node's kube-proxy still runs: the
+// supervisor sees only that it started, and one that exits on a bad flag
+// value leaves Services unserved, which the prober would take for ports
+// that never answered.
+func (c *Cluster) KubeProxiesRunning(ctx context.Context) error {
+	for _, n := range c.Nodes {
+		_, proxy, err := n.Status(ctx)
+		if err != nil {
+			return err
+		}
+		if proxy == 0 {
+			return fmt.Errorf("node %s: kube-proxy is not running; see its log under %s", n.Name, n.LogDir())
+		}
+	}
+	return nil
+}
+
 // StartKubelet starts (or switches to) a release's kubelet on n, talking
 // to the API server with the node's credentials.
 func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string) error {
@@ -304,6 +360,8 @@ func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Rel
 		NodeName: n.Name, NodeIP: n.IP(),
 		Kubeconfig:   filepath.Join(nodes.NodeConfigDir, "kubelet.kubeconfig"),
 		ClientCAFile: filepath.Join(nodes.NodeConfigDir, "ca.crt"),
+		TLSCertFile:  filepath.Join(nodes.NodeConfigDir, "kubelet-serving.crt"),
+		TLSKeyFile:   filepath.Join(nodes.NodeConfigDir, "kubelet-serving.key"),
 		PauseImage:   r.PauseImage,
 		AllowSwap:    nodes.HostHasSwap(),
 		// Periodic syncs every 10 s: a switch is judged after every pod
@@ -373,8 +431,21 @@ func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.W
 	say := logger(log)
 	var errs []error
 	if _, err := os.Stat(filepath.Join(l.Engine(), "docker.sock")); err == nil {
-		if err := nodes.RemoveAll(ctx, l.engine(), l.Root); err != nil {
-			errs = append(errs, err)
+		// A socket left by a killed dockerd, or from before a reboot, is
+		// not an engine: its containers are then engine-down's to remove
+		// (it kills what our containerd's shims still run).
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := l.engine().Run(actx, "version", "--format", "{{.Server.Version}}")
+		cancel()
+		switch {
+		case err != nil && engineToo:
+			say("the rehearsal's engine does not answer (%v): engine-down removes what is left of it", firstLine(err.Error()))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("the rehearsal's engine does not answer: %w", err))
+		default:
+			if err := nodes.RemoveAll(ctx, l.engine(), l.Root); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	cp := &controlplane.ControlPlane{Layout: l.ControlPlane()}
@@ -394,6 +465,82 @@ func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.W
 				errs = append(errs, err)
 			}
 		}
+		if err := setClusterOwner(l.Root, false); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// reuseMinValidity is how long a reused cluster's certificates must stay
+// valid: the longest rehearsal (operator's workloads, many nodes) with
+// room to spare.
+const reuseMinValidity = 3 * time.Hour
+
+// reuseRefusal says why a running cluster (st, its CA valid until
+// notAfter) must not serve a run that applies workloads, or "".
+func reuseRefusal(st state, notAfter, now time.Time, workloads string) string {
+	if st.Lockdown != clusterLockdown {
+		return fmt.Sprintf("the running cluster was brought up with lockdown %d, this toolchain's is %d", st.Lockdown, clusterLockdown)
+	}
+	if left := notAfter.Sub(now); left < reuseMinValidity {
+		return fmt.Sprintf("the running cluster's certificates expire at %s (%s left, a run needs %s)", notAfter.UTC().Format(time.RFC3339), left.Round(time.Minute), reuseMinValidity)
+	}
+	if workloads != "" && st.Workloads != "" && st.Workloads != workloads {
+		return "the running cluster ran other workloads or images (its pods would be judged again)"
+	}
+	return ""
+}
+
+// certNotAfter reads a PEM certificate's expiry.
+func certNotAfter(path string) (time.Time, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return time.Time{}, err
+	}
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return time.Time{}, fmt.Errorf("%s: no PEM certificate", path)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cert.NotAfter, nil
+}
+
+// WorkloadsDigest names what a run applies: the manifests directory's
+// content (the built-in workloads when dir is "") and the images loaded.
+func WorkloadsDigest(dir string, images []string) (string, error) {
+	h := "built-in"
+	if dir != "" {
+		var err error
+		if h, err = dirhash.HashDir(dir, "manifests", dirhash.Hash1); err != nil {
+			return "", fmt.Errorf("MANIFESTS=%s: %w", dir, err)
+		}
+	}
+	imgs := append([]string(nil), images...)
+	sort.Strings(imgs)
+	return h + " images=" + strings.Join(imgs, ","), nil
+}
+
+// recordWorkloads notes in state.json what this run applied.
+func (c *Cluster) recordWorkloads(digest string) error {
+	path := filepath.Join(c.Layout.Dir, "state.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return err
+	}
+	st.Workloads = digest
+	b, _ = json.MarshalIndent(st, "", "  ")
+	return fsutil.WriteFileAtomic(path, b, 0o644)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }

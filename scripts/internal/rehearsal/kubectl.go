@@ -2,6 +2,8 @@ package rehearsal
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -29,4 +31,19 @@ func (k Kubectl) Pods(ctx context.Context) (map[string]verdict.PodState, []byte,
 	}
 	pods, err := verdict.ParsePods(raw)
 	return pods, raw, err
+}
+
+// Events lists the cluster's events (the API server keeps them an hour).
+func (k Kubectl) Events(ctx context.Context) ([]verdict.APIEvent, error) {
+	raw, err := k.Run(ctx, "get", "events", "--all-namespaces", "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	var list struct {
+		Items []verdict.APIEvent `json:"items"`
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("reading the cluster's events: %w", err)
+	}
+	return list.Items, nil
 }

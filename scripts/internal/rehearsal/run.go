@@ -49,6 +49,11 @@ type Options struct {
 // happened to every pod. The error is for a rehearsal that could not be
 // carried out; the report holds the verdict.
 func Run(ctx context.Context, o Options) (*verdict.Report, error) {
+	digest, err := WorkloadsDigest(o.Manifests, o.Images)
+	if err != nil {
+		return nil, err
+	}
+	o.UpOptions.Workloads = digest
 	c, err := Up(ctx, o.UpOptions)
 	if err != nil {
 		return nil, err
@@ -78,7 +83,13 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 	if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
 		return nil, err
 	}
+	if err := c.KubeProxiesRunning(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.applyWorkloads(ctx, o.Manifests); err != nil {
+		return nil, err
+	}
+	if err := c.recordWorkloads(digest); err != nil {
 		return nil, err
 	}
 	if err := c.waitPodsReady(ctx, "", 5*time.Minute); err != nil {
@@ -163,7 +174,14 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 			}
 			nr.SwitchSeconds = append(nr.SwitchSeconds, verdict.Since(t))
 			log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, verdict.Since(t), o.Settle)
-			time.Sleep(o.Settle)
+			select { // Ctrl-C ends the watch at once
+			case <-time.After(o.Settle):
+			case <-ctx.Done():
+				switchErr = ctx.Err()
+			}
+			if switchErr != nil {
+				break
+			}
 			v, err := c.kubeletVersion(ctx, n.Name)
 			if err != nil {
 				switchErr = err
@@ -198,6 +216,13 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 		}
 	}
 	recorders = nil
+	// A container the kubelet killed for its failed liveness probe is the
+	// workload's restart, not the switch's doing.
+	apiEvents, err := c.Kubectl.Events(ctx)
+	if err != nil {
+		return nil, err
+	}
+	verdict.NoteLivenessKills(churn, apiEvents)
 	notReady, notReadySum := ready.Seconds()
 	for _, key := range verdict.SortedKeys(baseline) {
 		b := baseline[key]
@@ -219,6 +244,9 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 		rep.Pods = append(rep.Pods, pr)
 	}
 	rep.Summary.NotReadySeconds = notReadySum
+	if rep.Summary.APIErrors = ready.Errors(); rep.Summary.APIErrors > 0 {
+		log("readiness: %d API reads failed during the switches", rep.Summary.APIErrors)
+	}
 	var failures []string
 	rep.Summary.Requests, rep.Summary.FailedRequests, failures = prober.Counts()
 	for _, f := range failures {
@@ -427,27 +455,136 @@ func (c *Cluster) WaitNodesReady(ctx context.Context, r *matrix.Release, v matri
 }
 
 // waitPodsReady waits until every pod (on node, or anywhere for "") is
-// Ready, or has run to completion.
+// Ready, or has run to completion. On timeout the error says, for each pod
+// still not Ready, what the API and its node's kubelet log say of it.
 func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.Duration) error {
+	var stuck []verdict.PodState // as of the last check that listed pods
 	err := poll.Until(ctx, timeout, 2*time.Second, func(ctx context.Context) (bool, error) {
 		pods, _, err := c.Kubectl.Pods(ctx)
 		if err != nil {
 			return false, err
 		}
-		var waiting []string
-		for _, k := range verdict.SortedKeys(pods) {
-			p := pods[k]
-			if (node == "" || p.Node == node) && !p.Ready && !p.Completed() {
-				waiting = append(waiting, fmt.Sprintf("%s (%s on %q)", k, p.Phase, p.Node))
-			}
-		}
 		if len(pods) == 0 {
 			return false, errors.New("no pods yet")
 		}
-		return len(waiting) == 0, fmt.Errorf("not Ready: %s", strings.Join(waiting, ", "))
+		stuck = nil
+		var keys []string
+		for _, k := range verdict.SortedKeys(pods) {
+			p := pods[k]
+			if (node == "" || p.Node == node) && !p.Ready && !p.Completed() {
+				stuck = append(stuck, p)
+				keys = append(keys, k)
+			}
+		}
+		return len(stuck) == 0, fmt.Errorf("not Ready: %s", strings.Join(keys, ", "))
 	})
 	if err != nil {
-		return fmt.Errorf("pods: %w", err)
+		if ctx.Err() != nil { // interrupted: no time for the logs
+			return fmt.Errorf("pods: %w", err)
+		}
+		return fmt.Errorf("pods: %w%s", err, c.notReadyReport(stuck))
 	}
 	return nil
+}
+
+// notReadyReport is a line per pod, then indented why the API has it not
+// Ready and the last lines its node's kubelets logged of it.
+func (c *Cluster) notReadyReport(pods []verdict.PodState) string {
+	var b strings.Builder
+	for _, p := range pods {
+		fmt.Fprintf(&b, "\n  %s (%s on %q)", p.Key(), p.Phase, p.Node)
+		for _, why := range p.WhyNotReady() {
+			fmt.Fprintf(&b, "\n    %s", why)
+		}
+		for _, l := range c.kubeletLinesOf(p) {
+			fmt.Fprintf(&b, "\n    %s", l)
+		}
+	}
+	return b.String()
+}
+
+// kubeletLinesPerPod bounds the kubelet log lines a not-Ready pod is
+// reported with.
+const kubeletLinesPerPod = 5
+
+// kubeletLinesOf returns the last lines the pod's node's kubelets logged
+// of it, each after its file's name: every kubelet run's log is read,
+// oldest first, so the current kubelet's lines come last.
+func (c *Cluster) kubeletLinesOf(p verdict.PodState) []string {
+	var dir string
+	for _, n := range c.Nodes {
+		if n.Name == p.Node {
+			dir = n.LogDir()
+		}
+	}
+	if dir == "" { // unscheduled, or not on a rehearsal node
+		return nil
+	}
+	// supervise.sh writes kubelet-<nn>-<release>-<variant>.log per run.
+	files, err := filepath.Glob(filepath.Join(dir, "kubelet-*.log"))
+	if err != nil {
+		return []string{"kubelet logs: " + err.Error()}
+	}
+	if len(files) == 0 {
+		return []string{"no kubelet log in " + dir}
+	}
+	mtime := map[string]time.Time{}
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			mtime[f] = fi.ModTime()
+		}
+	}
+	sort.SliceStable(files, func(i, j int) bool { return mtime[files[i]].Before(mtime[files[j]]) })
+	var lines []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			lines = append(lines, "kubelet log: "+err.Error())
+			continue
+		}
+		for _, l := range podLogLines(string(b), p.Name, p.UID) {
+			lines = append(lines, filepath.Base(f)+": "+l)
+		}
+	}
+	return lines[max(0, len(lines)-kubeletLinesPerPod):]
+}
+
+// podLogLines returns the last kubeletLinesPerPod lines of a log that
+// mention the pod: by name (whole: web-1 is not in web-12's lines) or UID
+// (a mirror pod's is its static pod's, the one the kubelet logs). Long
+// lines (a kubelet may print a whole pod spec) are cut.
+func podLogLines(log, name, uid string) []string {
+	const maxLen = 400
+	var out []string
+	for line := range strings.Lines(log) {
+		line = strings.TrimRight(line, "\r\n")
+		if !mentionsName(line, name) && (uid == "" || !strings.Contains(line, uid)) {
+			continue
+		}
+		if len(line) > maxLen {
+			line = line[:maxLen] + " [...]"
+		}
+		out = append(out, line)
+	}
+	return out[max(0, len(out)-kubeletLinesPerPod):]
+}
+
+// mentionsName says whether name is in line with no other name character
+// (a DNS subdomain's: a-z, 0-9, '-', '.') either side.
+func mentionsName(line, name string) bool {
+	isNameChar := func(b byte) bool {
+		return b >= 'a' && b <= 'z' || b >= '0' && b <= '9' || b == '-' || b == '.'
+	}
+	for from := 0; name != ""; {
+		i := strings.Index(line[from:], name)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(name)
+		if (start == 0 || !isNameChar(line[start-1])) && (end == len(line) || !isNameChar(line[end])) {
+			return true
+		}
+		from = start + 1
+	}
+	return false
 }

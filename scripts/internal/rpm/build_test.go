@@ -16,6 +16,7 @@ import (
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
 	"kubelet-toolchain/scripts/internal/rpm"
+	"kubelet-toolchain/scripts/internal/testtool"
 )
 
 // A stand-in tree: a GOPATH-era k8s.io/kubernetes whose cmd/kubelet prints
@@ -52,11 +53,7 @@ const changeGo = `diff --git a/cmd/kubelet/main.go b/cmd/kubelet/main.go
 // Builds a SRPM and an RPM from the stand-in with the real rpmbuild, then
 // runs the checks make check-package runs, and one that must fail.
 func TestBuildAndCheck(t *testing.T) {
-	for _, tool := range []string{"rpmbuild", "rpm", "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("no %s", tool)
-		}
-	}
+	testtool.Need(t, "rpmbuild", "rpm", "go")
 	ctx := context.Background()
 	dir := t.TempDir()
 	r := &matrix.Release{Release: "1.9.11", ModuleSum: "h1:x=", GitCommit: strings.Repeat("a", 40),

@@ -9,6 +9,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/testtool"
 )
 
 func release() *matrix.Release {
@@ -48,9 +49,7 @@ func TestRelease(t *testing.T) {
 // release (kubelet-1.9.11-0), below the next release's, and patched above
 // vanilla -- as rpm itself compares them.
 func TestReleaseSortsAsREADMESays(t *testing.T) {
-	if _, err := exec.LookPath("rpm"); err != nil {
-		t.Skip("no rpm")
-	}
+	testtool.Need(t, "rpm")
 	r := release()
 	patched, _ := Release(r, "1.9.11+k19-fixes")
 	vanilla, _ := Release(r, "1.9.11+k19-build")

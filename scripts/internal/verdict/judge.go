@@ -51,6 +51,10 @@ type PodChurn struct {
 	// (by container name) that got a new instance.
 	sandboxCreated int
 	created        map[string]int
+	// probeKilled names the containers (by container name) the kubelet
+	// killed because their liveness probe failed (NoteLivenessKills): the
+	// workload's doing, like a crash.
+	probeKilled map[string]bool
 }
 
 // ChurnByPod groups engine events by pod UID.
@@ -114,10 +118,14 @@ func Judge(before PodState, now *PodState, churn *PodChurn) Judgement {
 		if n.ID == b.ID {
 			continue
 		}
-		// A new instance: the old one stopped on its own, or was stopped.
+		// A new instance: the old one stopped on its own (or was killed
+		// for its failed liveness probe), or the kubelet stopped it.
 		o := Recreated
-		if churn != nil && churn.died[trimID(b.ID)] && !churn.killed[trimID(b.ID)] && churn.sandboxCreated == 0 {
-			o = Restarted
+		if churn != nil && churn.sandboxCreated == 0 {
+			id := trimID(b.ID)
+			if (churn.died[id] && !churn.killed[id]) || (churn.killed[id] && churn.probeKilled[name]) {
+				o = Restarted
+			}
 		}
 		j.Outcome = worse(j.Outcome, o)
 		why = append(why, fmt.Sprintf("%s %s: %s -> %s (restarts %d -> %d)", name, o, short(trimID(b.ID)), short(trimID(n.ID)), b.RestartCount, n.RestartCount))
@@ -152,4 +160,40 @@ func short(s string) string {
 		return s[:12]
 	}
 	return s
+}
+
+// APIEvent is the part of a Kubernetes event (kubectl get events -o json)
+// that tells a liveness kill.
+type APIEvent struct {
+	InvolvedObject struct {
+		UID       string `json:"uid"`
+		FieldPath string `json:"fieldPath"`
+	} `json:"involvedObject"`
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// NoteLivenessKills marks, in churn, the containers the kubelet reported
+// killing for a failed liveness probe: a "Killing" event whose message
+// says "failed liveness probe" (1.7 to 1.18 word it so), or an
+// "Unhealthy" one "Liveness probe failed", on spec.containers{name}.
+func NoteLivenessKills(churn map[string]*PodChurn, events []APIEvent) {
+	for _, e := range events {
+		msg := strings.ToLower(e.Message)
+		if !(e.Reason == "Killing" && strings.Contains(msg, "failed liveness probe")) && !(e.Reason == "Unhealthy" && strings.HasPrefix(msg, "liveness probe failed")) {
+			continue
+		}
+		name, ok := strings.CutPrefix(e.InvolvedObject.FieldPath, "spec.containers{")
+		if !ok {
+			continue
+		}
+		c := churn[e.InvolvedObject.UID]
+		if c == nil {
+			continue // the engine saw nothing of that pod
+		}
+		if c.probeKilled == nil {
+			c.probeKilled = map[string]bool{}
+		}
+		c.probeKilled[strings.TrimSuffix(name, "}")] = true
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/nodes"
+
+	"kubelet-toolchain/scripts/internal/podhash"
 )
 
 func ev(action, id, uid, typ, name string, t int64) nodes.Event {
@@ -45,9 +47,24 @@ func TestJudge(t *testing.T) {
 		{"exited on its own", ptr(pod("u1", "new", 1)), crashed, Restarted, 1},
 		{"new sandbox", ptr(pod("u1", "new", 1)), newSandbox, Recreated, 1},
 		{"new id, no events seen", ptr(pod("u1", "new", 1)), nil, Recreated, 1},
+		{"killed for its liveness probe", ptr(pod("u1", "new", 1)), killed, Restarted, 1},
+		{"killed, another container's probe failed", ptr(pod("u1", "new", 1)), killed, Recreated, 1},
+		{"killed for its probe, with a new sandbox", ptr(pod("u1", "new", 1)), append(newSandbox, killed[0]), Recreated, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := Judge(pod("u1", "old", 0), tc.now, ChurnByPod(tc.events)["u1"])
+			churn := ChurnByPod(tc.events)
+			var e APIEvent
+			e.InvolvedObject.UID, e.Reason = "u1", "Killing"
+			e.Message = "Killing container with id docker://app:Container failed liveness probe.. Container will be killed and recreated."
+			switch tc.name {
+			case "killed for its liveness probe", "killed for its probe, with a new sandbox":
+				e.InvolvedObject.FieldPath = "spec.containers{app}"
+				NoteLivenessKills(churn, []APIEvent{e})
+			case "killed, another container's probe failed":
+				e.InvolvedObject.FieldPath = "spec.containers{sidecar}"
+				NoteLivenessKills(churn, []APIEvent{e})
+			}
+			j := Judge(pod("u1", "old", 0), tc.now, churn["u1"])
 			if j.Outcome != tc.want || j.Restarts != tc.rs {
 				t.Fatalf("Judge = %s, %d restarts (%s); want %s, %d", j.Outcome, j.Restarts, j.Why, tc.want, tc.rs)
 			}
@@ -67,6 +84,21 @@ func TestPredictionHeld(t *testing.T) {
 	} {
 		if got := (PodReport{Outcome: tc.outcome, Predicted: tc.predicted}).PredictionHeld(); got != tc.held {
 			t.Errorf("%s predicted %s: held = %v", tc.outcome, tc.predicted, got)
+		}
+	}
+}
+
+// The rehearsal reads the preflight's typed outcome, not its wording.
+func TestPodVerdictIsTyped(t *testing.T) {
+	for _, tc := range []struct{ words, outcome, want string }{
+		{"recreated (pod replaced)", podhash.OutcomeReplaced, Replaced},
+		{"anything at all", podhash.OutcomeRecreated, Recreated},
+		{"kept, spec not enforced: x", podhash.OutcomeKept, Kept},
+		{"rejected by 1.9.11: privileged", podhash.OutcomeRejected, "rejected by 1.9.11: privileged"},
+		{"recreated (pod replaced)", "", ""}, // words alone predict nothing
+	} {
+		if got := podVerdict(tc.words, tc.outcome); got != tc.want {
+			t.Errorf("podVerdict(%q, %q) = %q, want %q", tc.words, tc.outcome, got, tc.want)
 		}
 	}
 }

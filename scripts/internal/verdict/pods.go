@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // PodState is what the API says of one pod at one moment.
@@ -17,6 +18,9 @@ type PodState struct {
 	Phase  string
 	// Containers by name (init containers are not compared: they ran once).
 	Containers map[string]ContainerState
+	// Unscheduled is the PodScheduled condition's "reason: message" while
+	// it is False (no node fits), for the operator.
+	Unscheduled string
 }
 
 // ContainerState is one entry of status.containerStatuses.
@@ -24,6 +28,10 @@ type ContainerState struct {
 	ID           string // docker://<id>, "" while not created
 	RestartCount int
 	Ready        bool
+	// Waiting is state.waiting's "reason: message" (ErrImageNeverPull,
+	// CrashLoopBackOff, ...); LastTerminated is lastState.terminated's
+	// "reason (exit code N)". Both "" when the API says nothing.
+	Waiting, LastTerminated string
 }
 
 // Completed says the pod ran to its end (a Job's): nothing of it runs,
@@ -32,6 +40,34 @@ func (p PodState) Completed() bool { return p.Phase == "Succeeded" || p.Phase ==
 
 // Key names a pod within the cluster.
 func (p PodState) Key() string { return p.Namespace + "/" + p.Name }
+
+// WhyNotReady says, one line each, why the API has the pod not Ready: it
+// is unscheduled, or which containers are not Ready and what they wait
+// for or how they last ended.
+func (p PodState) WhyNotReady() []string {
+	var out []string
+	if p.Unscheduled != "" {
+		out = append(out, "unscheduled: "+p.Unscheduled)
+	}
+	for _, name := range sortedContainerNames(p.Containers) {
+		c := p.Containers[name]
+		if c.Ready {
+			continue
+		}
+		var why []string
+		if c.Waiting != "" {
+			why = append(why, "waiting: "+c.Waiting)
+		}
+		if c.LastTerminated != "" {
+			why = append(why, "last terminated: "+c.LastTerminated)
+		}
+		if len(why) == 0 {
+			why = append(why, "not Ready") // running, its readiness probe failing
+		}
+		out = append(out, fmt.Sprintf("container %s: %s", name, strings.Join(why, "; ")))
+	}
+	return out
+}
 
 // apiPod is the part of a v1.Pod the rehearsal reads.
 type apiPod struct {
@@ -53,14 +89,28 @@ type apiPod struct {
 	Status struct {
 		Phase      string `json:"phase"`
 		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
 		} `json:"conditions"`
 		ContainerStatuses []struct {
 			Name         string `json:"name"`
 			ContainerID  string `json:"containerID"`
 			RestartCount int    `json:"restartCount"`
 			Ready        bool   `json:"ready"`
+			State        struct {
+				Waiting *struct {
+					Reason  string `json:"reason"`
+					Message string `json:"message"`
+				} `json:"waiting"`
+			} `json:"state"`
+			LastState struct {
+				Terminated *struct {
+					Reason   string `json:"reason"`
+					ExitCode int    `json:"exitCode"`
+				} `json:"terminated"`
+			} `json:"lastState"`
 		} `json:"containerStatuses"`
 	} `json:"status"`
 }
@@ -98,13 +148,36 @@ func ParsePods(raw []byte) (map[string]PodState, error) {
 			if c.Type == "Ready" {
 				s.Ready = c.Status == "True"
 			}
+			if c.Type == "PodScheduled" && c.Status == "False" {
+				s.Unscheduled = reasonMessage(c.Reason, c.Message)
+			}
 		}
 		for _, c := range p.Status.ContainerStatuses {
-			s.Containers[c.Name] = ContainerState{ID: c.ContainerID, RestartCount: c.RestartCount, Ready: c.Ready}
+			cs := ContainerState{ID: c.ContainerID, RestartCount: c.RestartCount, Ready: c.Ready}
+			if w := c.State.Waiting; w != nil {
+				cs.Waiting = reasonMessage(w.Reason, w.Message)
+			}
+			if t := c.LastState.Terminated; t != nil {
+				cs.LastTerminated = fmt.Sprintf("%s (exit code %d)", t.Reason, t.ExitCode)
+			}
+			s.Containers[c.Name] = cs
 		}
 		out[s.Key()] = s
 	}
 	return out, nil
+}
+
+// reasonMessage joins an API reason and message on one line (a message
+// may span several).
+func reasonMessage(reason, message string) string {
+	message = strings.Join(strings.Fields(message), " ")
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
 }
 
 // SortedKeys returns the keys of pods in order.

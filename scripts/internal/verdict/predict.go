@@ -52,16 +52,16 @@ func (p *Predictor) Predict(ctx context.Context, node, endpoint string, podList 
 			return fmt.Errorf("preflight of node %s (%s): %w", node, pods, err)
 		}
 		for _, row := range rep.Rows {
-			verdict := row.PatchedVerdict
+			verdict, outcome := row.PatchedVerdict, row.PatchedOutcome
 			if p.Variant == matrix.Vanilla {
-				verdict = row.VanillaVerdict
+				verdict, outcome = row.VanillaVerdict, row.VanillaOutcome
 			}
 			i := strings.LastIndex(row.Container, "/")
 			if i < 0 {
 				continue
 			}
 			pod := row.Container[:i] + suffix
-			if v := podVerdict(verdict); v != "" {
+			if v := podVerdict(verdict, outcome); v != "" {
 				out[pod] = worsePrediction(out[pod], v)
 			}
 		}
@@ -81,19 +81,19 @@ func (p *Predictor) Predict(ctx context.Context, node, endpoint string, podList 
 	return out, nil
 }
 
-// podVerdict maps a container's preflight verdict to the pod outcome it
-// predicts ("" for one that predicts nothing: init containers, containers
-// not running).
-func podVerdict(v string) string {
-	switch {
-	case strings.Contains(v, "pod replaced"):
+// podVerdict maps a container's typed preflight outcome to the pod outcome
+// it predicts ("" for one that predicts nothing: init containers,
+// containers not running); a refusal keeps the preflight's words.
+func podVerdict(verdict, outcome string) string {
+	switch outcome {
+	case podhash.OutcomeReplaced:
 		return Replaced
-	case strings.HasPrefix(v, "recreated"):
+	case podhash.OutcomeRecreated:
 		return Recreated
-	case strings.HasPrefix(v, "kept"):
+	case podhash.OutcomeKept:
 		return Kept
-	case strings.HasPrefix(v, "rejected"):
-		return v
+	case podhash.OutcomeRejected:
+		return verdict
 	}
 	return ""
 }

@@ -68,6 +68,9 @@ type Summary struct {
 	// Service and the host ports during the switches.
 	FailedRequests int `json:"failedRequests"`
 	Requests       int `json:"requests"`
+	// APIErrors counts the readiness watcher's API reads that failed
+	// during the switches (their moments are not in NotReadySeconds).
+	APIErrors int `json:"apiErrors"`
 }
 
 // PredictionHeld says whether a pod's outcome is what was predicted. A
@@ -133,8 +136,12 @@ func (r *Report) WriteTable(w io.Writer) {
 	if !r.Passed() {
 		verdict = "FAILED"
 	}
-	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted; %.0f pod-seconds not Ready; %d of %d requests failed\n",
-		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, s.NotReadySeconds, s.FailedRequests, s.Requests)
+	apiErrors := ""
+	if s.APIErrors > 0 {
+		apiErrors = fmt.Sprintf("; %d API reads failed (readiness not sampled then)", s.APIErrors)
+	}
+	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted; %.0f pod-seconds not Ready; %d of %d requests failed%s\n",
+		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, s.NotReadySeconds, s.FailedRequests, s.Requests, apiErrors)
 }
 
 // JUnit: one test case per pod, plus readiness and requests.

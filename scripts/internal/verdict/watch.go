@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"sort"
 	"sync"
 	"time"
@@ -28,6 +29,9 @@ type Prober struct {
 	requests int
 	failures map[string]int
 	first    map[string]string // first failure per target
+	// checkers are the in-node TCP check processes, one per node, ended
+	// by Run.
+	checkers map[string]*tcpChecker
 }
 
 // Target is host:port, reached from the machine or, with Via, from
@@ -51,16 +55,27 @@ type ProbeFunc func(ctx context.Context) error
 // nothing answers on are left out (with a line in the log): their
 // workload was not serving before the switch either.
 func (p *Prober) Modes(ctx context.Context) map[string]ProbeFunc {
-	client := &http.Client{Timeout: 2 * time.Second}
+	// A new connection per request: a kept-alive one would ride out a
+	// switch that breaks new connections (NAT rules, host ports).
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	out := map[string]ProbeFunc{}
 	for _, t := range p.Targets {
 		t := t
 		if t.Via != nil {
 			host, port, _ := net.SplitHostPort(t.Addr)
-			inNode := func(ctx context.Context) error {
-				_, err := t.Via.Exec(ctx, "timeout", "2", "bash", "-c", "exec 3<>/dev/tcp/"+host+"/"+port)
-				return err
+			if p.checkers == nil {
+				p.checkers = map[string]*tcpChecker{}
 			}
+			checker := p.checkers[t.Via.Name]
+			if checker == nil {
+				via := t.Via
+				checker = newTCPChecker(func() *exec.Cmd {
+					c := via.ExecCmd("bash", "-c", tcpCheckScript)
+					return exec.Command(c.Name, c.Args...)
+				})
+				p.checkers[t.Via.Name] = checker
+			}
+			inNode := func(ctx context.Context) error { return checker.check(ctx, host, port) }
 			if inNode(ctx) == nil {
 				out[t.String()] = inNode
 			} else {
@@ -121,6 +136,9 @@ func (p *Prober) Run(ctx context.Context, modes map[string]ProbeFunc) {
 		}(t, probe)
 	}
 	wg.Wait()
+	for _, c := range p.checkers {
+		c.Close()
+	}
 }
 
 func get(ctx context.Context, c *http.Client, url string) error {
@@ -197,6 +215,14 @@ func (r *Readiness) Run(ctx context.Context) {
 		}
 		r.mu.Unlock()
 	}
+}
+
+// Errors is how many API reads failed while sampling: moments the
+// not-Ready seconds do not cover.
+func (r *Readiness) Errors() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errors
 }
 
 // Seconds returns the per-pod not-Ready seconds and their sum.

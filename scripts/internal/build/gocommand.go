@@ -1,16 +1,21 @@
 package build
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
+	"kubelet-toolchain/scripts/internal/ctoolchain"
 	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 // compileCommand is the go build line every target shares: reproducible
 // (-trimpath, empty build id, the pinned build date), stamped the way
-// hack/lib/version.sh stamps with vars, plus extra -ldflags.
-func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn bool, gopath string) (args, env []string) {
+// hack/lib/version.sh stamps with vars, plus extra -ldflags; with the
+// official build's tags, and with cgo through the pinned C toolchain.
+func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn bool, p Paths) (args, env []string) {
 	var ldflags []string
 	for _, pkg := range versionPackages(r) {
 		for _, kv := range vars {
@@ -18,19 +23,44 @@ func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn b
 		}
 	}
 	ldflags = append(ldflags, extra...)
+	if cgoOn {
+		// Go does not hand -s to the external linker: zig's would keep
+		// the C runtime's symbols and debug info, paths of this machine in them.
+		ldflags = append(ldflags, "-extldflags=-s")
+	}
 	args = []string{"build", "-trimpath", "-buildvcs=false", "-ldflags", "-s -w -buildid= " + strings.Join(ldflags, " ")}
+	if len(r.Tags) > 0 {
+		args = append(args, "-tags", strings.Join(r.Tags, ","))
+	}
 	cgo := "0"
 	if cgoOn {
 		cgo = "1"
 	}
 	env = []string{"GOTOOLCHAIN=" + r.Go, "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=" + cgo, "GOWORK=off",
 		fmt.Sprintf("SOURCE_DATE_EPOCH=%d", r.BuildDate.Unix())}
+	if cgoOn {
+		env = append(env, ctoolchain.Env(ctoolchain.Dir(p.Output, r.CToolchain), r.CToolchain)...)
+	}
 	if r.Era == matrix.EraModules {
 		env = append(env, "GO111MODULE=on", "GOFLAGS=-mod=vendor")
 	} else {
-		env = append(env, "GO111MODULE=off", "GOFLAGS=", "GOPATH="+gopath)
+		env = append(env, "GO111MODULE=off", "GOFLAGS=", "GOPATH="+p.GOPATH)
 	}
 	return args, env
+}
+
+// UsesCToolchain reports whether a go command's environment builds cgo
+// with the pinned C toolchain (which must then be fetched first).
+func UsesCToolchain(env []string) bool { return slices.Contains(env, "CGO_ENABLED=1") }
+
+// EnsureCToolchain fetches and unpacks the pinned C toolchain under the
+// output directory of p when env builds cgo.
+func EnsureCToolchain(ctx context.Context, r *matrix.Release, p Paths, env []string, log io.Writer) error {
+	if !UsesCToolchain(env) {
+		return nil
+	}
+	_, err := ctoolchain.Ensure(ctx, p.Output, r.CToolchain, log)
+	return err
 }
 
 // goDir is where go runs for a tree: the module root, or the GOPATH.

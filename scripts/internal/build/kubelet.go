@@ -53,7 +53,7 @@ func CompileCommand(r *matrix.Release, v matrix.Variant, p Paths) (args, env []s
 	if v == matrix.Patched && r.UIDBaseline != "" {
 		extra = append(extra, fmt.Sprintf("-X '%s=%s'", uidBaselineVar, r.UIDBaseline))
 	}
-	return compileCommand(r, versionVars(r, r.GitVersion(v)), extra, r.CGO, p.GOPATH)
+	return compileCommand(r, versionVars(r, r.GitVersion(v)), extra, r.CGO, p)
 }
 
 // hashBaselineVar selects the baseline of the legacy container hash patch

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/checksums"
@@ -62,7 +63,7 @@ func sourceStages(ctx context.Context, o Options) []Step {
 			if got != r.OfficialGo {
 				return fmt.Errorf("release %s: %s says officialGo %s, the tree's build/build-image/cross/VERSION says %s", r.Release, o.Matrix.File, r.OfficialGo, got)
 			}
-			return nil
+			return checkOfficialBuild(o.Matrix, r, tree)
 		}},
 		{"restore", func(tree string) error {
 			l, err := lock.Load(filepath.Join(o.Matrix.Root, r.Lock()))
@@ -81,6 +82,28 @@ func sourceStages(ctx context.Context, o Options) []Step {
 			})
 		}},
 	}
+}
+
+// checkOfficialBuild fails unless versions.yaml builds the release as its
+// tree's official build did: the kubelet's cgo, the tags, and the control
+// plane's commands static.
+func checkOfficialBuild(m *matrix.Matrix, r *matrix.Release, tree string) error {
+	b, err := source.ReadOfficialBuild(tree)
+	if err != nil {
+		return fmt.Errorf("release %s: reading its official build: %w", r.Release, err)
+	}
+	if got := b.CGO("kubelet"); got != r.CGO {
+		return fmt.Errorf("release %s: %s says cgo: %v, the tree's hack/lib/golang.sh builds the kubelet with cgo %v (KUBE_STATIC_LIBRARIES %v)", r.Release, m.File, r.CGO, got, b.Static)
+	}
+	if !slices.Equal(b.Tags, r.Tags) {
+		return fmt.Errorf("release %s: %s says tags: %q, the tree's hack/lib/golang.sh builds with tags %q", r.Release, m.File, r.Tags, b.Tags)
+	}
+	for _, c := range ControlPlaneCommands {
+		if b.CGO(c.Name) {
+			return fmt.Errorf("release %s: the tree's hack/lib/golang.sh builds %s with cgo; the control plane builds it static", r.Release, c.Name)
+		}
+	}
+	return nil
 }
 
 // patchStage applies the series in order.

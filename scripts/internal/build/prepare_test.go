@@ -30,6 +30,11 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	testfile.Write(t, filepath.Join(src, "go.sum"), "")
 	testfile.Write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
 	testfile.Write(t, filepath.Join(src, "build", "build-image", "cross", "VERSION"), "v1.99.1-1\n")
+	// Its official build: a static kubelet, tags selinux (as 1.18's gotags).
+	testfile.Write(t, filepath.Join(src, "hack", "lib", "golang.sh"), "readonly KUBE_STATIC_LIBRARIES=(\n  kube-apiserver\n  kube-controller-manager\n  kube-scheduler\n  kube-proxy\n  kubectl\n  kubelet\n)\n"+
+		`IFS=" " read -ra KUBE_CGO_OVERRIDES <<< "${KUBE_CGO_OVERRIDES:-}"`+"\n"+
+		`    gotags="selinux,$(echo "${GOFLAGS:-}" | sed -e 's|.*-tags=\([^-]*\).*|\1|')"`+"\n"+
+		`      -tags "${gotags:-}"`+"\n")
 	zipPath := filepath.Join(t.TempDir(), "v1.99.0.zip")
 	f, err := os.Create(zipPath)
 	if err != nil {
@@ -47,7 +52,7 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	testfile.Write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
 	r := &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
-		OfficialGo: "go1.99.1", Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
+		OfficialGo: "go1.99.1", Tags: []string{"selinux"}, Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
 	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
 }
 
@@ -222,5 +227,29 @@ func TestOfficialGoMismatchFailsFetch(t *testing.T) {
 	err := Pristine(context.Background(), o, filepath.Join(t.TempDir(), "kubernetes-1.99.0"))
 	if err == nil || !strings.Contains(err.Error(), "officialGo go1.8.3") || !strings.Contains(err.Error(), "says go1.99.1") || !strings.Contains(err.Error(), "fetch") {
 		t.Fatalf("err = %v; want the fetch stage to name versions.yaml's go1.8.3 and the tree's go1.99.1", err)
+	}
+}
+
+// A versions.yaml whose cgo or tags are not what the tree's official build
+// uses fails at fetch, naming both.
+func TestOfficialBuildMismatchFailsFetch(t *testing.T) {
+	for name, tc := range map[string]struct {
+		edit func(r *matrix.Release)
+		want []string
+	}{
+		"cgo":       {func(r *matrix.Release) { r.CGO = true }, []string{"cgo: true", "with cgo false"}},
+		"tags lost": {func(r *matrix.Release) { r.Tags = nil }, []string{"tags: []", `tags ["selinux"]`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, r, zip := fakeRelease(t)
+			tc.edit(r)
+			o := Options{Matrix: m, Release: r, Variant: matrix.Patched, SourceZip: zip, Log: io.Discard}
+			err := Pristine(context.Background(), o, filepath.Join(t.TempDir(), "kubernetes-1.99.0"))
+			for _, w := range append(tc.want, "fetch", "release 1.99.0", "versions.yaml", "hack/lib/golang.sh") {
+				if err == nil || !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v; want it to name %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -14,12 +14,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/glibc"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 )
@@ -147,24 +149,18 @@ func Depends(binary string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	deps := []string{}
 	libs, _ := f.ImportedLibraries()
+	f.Close()
+	deps := []string{}
 	if len(libs) > 0 {
-		syms, err := f.ImportedSymbols()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", binary, err)
-		}
-		newest := ""
-		for _, s := range syms {
-			if v, ok := strings.CutPrefix(s.Version, "GLIBC_"); ok && versionLess(newest, v) {
-				newest = v
-			}
-		}
 		for _, l := range libs {
-			if !strings.HasPrefix(l, "libc.so.") && !strings.HasPrefix(l, "libpthread.so.") && !strings.HasPrefix(l, "libdl.so.") {
+			if !slices.ContainsFunc([]string{"libc.so.", "libpthread.so.", "libdl.so.", "libresolv.so."}, func(p string) bool { return strings.HasPrefix(l, p) }) {
 				return "", fmt.Errorf("%s links %s, which the package does not know a dependency for", binary, l)
 			}
+		}
+		newest, err := glibc.Newest(binary)
+		if err != nil {
+			return "", err
 		}
 		if newest != "" {
 			deps = append(deps, "libc6 (>= "+newest+")")
@@ -177,21 +173,16 @@ func Depends(binary string) (string, error) {
 	return strings.Join(deps, ", "), nil
 }
 
-var numRE = regexp.MustCompile(`[0-9]+`)
+var libc6RE = regexp.MustCompile(`libc6 \(>= ([0-9.]+)\)`)
 
-func versionLess(a, b string) bool {
-	if a == "" {
-		return true
+// DependsFloor fails when a Depends field asks for a libc6 newer than
+// the glibc floor: apt would refuse the package there, and the loader the
+// kubelet.
+func DependsFloor(depends, floor string) error {
+	if m := libc6RE.FindStringSubmatch(depends); m != nil && glibc.Compare(m[1], floor) > 0 {
+		return fmt.Errorf("Depends: %s asks for libc6 %s, newer than the glibc floor %s", strings.TrimSpace(depends), m[1], floor)
 	}
-	as, bs := numRE.FindAllString(a, -1), numRE.FindAllString(b, -1)
-	for i := 0; i < len(as) && i < len(bs); i++ {
-		x, _ := strconv.Atoi(as[i])
-		y, _ := strconv.Atoi(bs[i])
-		if x != y {
-			return x < y
-		}
-	}
-	return len(as) < len(bs)
+	return nil
 }
 
 func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) string {
@@ -304,7 +295,7 @@ License: Apache-2.0
 // the installed kubelet --version and returns its output. wantVersion is
 // the Debian version, wantKubelet what --version must print; the root is
 // made under tmpParent and removed.
-func Check(ctx context.Context, debPath, wantVersion, wantKubelet, tmpParent string, log io.Writer) (string, error) {
+func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, tmpParent string, log io.Writer) (string, error) {
 	info, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-I", debPath}})
 	if err != nil {
 		return "", err
@@ -316,6 +307,13 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, tmpParent str
 	want := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: amd64\n", Package, wantVersion)
 	if string(fields) != want {
 		return "", fmt.Errorf("%s: control fields\n%s\nwant\n%s\n(dpkg-deb -I:\n%s)", debPath, fields, want, info)
+	}
+	depends, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-f", debPath, "Depends"}})
+	if err != nil {
+		return "", err
+	}
+	if err := DependsFloor(string(depends), glibcFloor); err != nil {
+		return "", fmt.Errorf("%s: %w", debPath, err)
 	}
 	list, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-c", debPath}})
 	if err != nil {

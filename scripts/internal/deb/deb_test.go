@@ -10,21 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/glibc"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/testtool"
 	"kubelet-toolchain/tools/execx"
 )
-
-func TestVersionLess(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		less bool
-	}{{"", "2.2.5", true}, {"2.3.2", "2.34", true}, {"2.34", "2.3.2", false}, {"2.17", "2.17", false}, {"2.2", "2.2.5", true}} {
-		if got := versionLess(c.a, c.b); got != c.less {
-			t.Errorf("versionLess(%q, %q) = %v", c.a, c.b, got)
-		}
-	}
-}
 
 // Builds a package around a stand-in binary (a dynamically linked system
 // tool), then runs the same check make check-package runs on the real one.
@@ -65,14 +55,23 @@ func TestBuildAndCheck(t *testing.T) {
 	if !strings.Contains(string(deps), "Depends: libc6 (>= 2.") || !strings.Contains(string(deps), "Conflicts: kubernetes-node") {
 		t.Errorf("fields:\n%s", deps)
 	}
-	got, err := Check(context.Background(), out, "1.9.11+k19-fixes", strings.TrimSpace(string(want)), dir, io.Discard)
+	// The stand-in needs the machine's glibc: that is its floor here.
+	newest, err := glibc.Newest(bin)
+	if err != nil || newest == "" {
+		t.Fatalf("the stand-in needs no glibc version (%v)", err)
+	}
+	got, err := Check(context.Background(), out, "1.9.11+k19-fixes", strings.TrimSpace(string(want)), newest, dir, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != strings.TrimSpace(string(want)) {
 		t.Errorf("Check returned %q", got)
 	}
-	if _, err := Check(context.Background(), out, "1.9.11+other", strings.TrimSpace(string(want)), dir, io.Discard); err == nil {
+	if _, err := Check(context.Background(), out, "1.9.11+other", strings.TrimSpace(string(want)), newest, dir, io.Discard); err == nil {
 		t.Error("wrong version accepted")
+	}
+	// Below it, the package is refused: apt would not install it there.
+	if _, err := Check(context.Background(), out, "1.9.11+k19-fixes", strings.TrimSpace(string(want)), "2.2.5", dir, io.Discard); err == nil || !strings.Contains(err.Error(), "libc6 "+newest) {
+		t.Errorf("a Depends above the floor passed: %v", err)
 	}
 }

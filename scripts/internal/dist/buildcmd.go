@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/ctoolchain"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 )
@@ -18,13 +19,26 @@ const treeInSource = "src/k8s.io/kubernetes"
 // rendered as "$PWD" (the top directory of the extracted tarball).
 const gopathMarker = "/__GOPATH__"
 
+// outputMarker stands for the toolchain's output directory; the C
+// toolchain under it is rendered as $CTOOLCHAIN, which the line's wrapper
+// (build.sh, the spec's %build) sets to where it unpacked the toolchain.
+const outputMarker = "/__OUTPUT__"
+
+// CToolchainVar is the shell variable the build line reads the C
+// toolchain's directory from.
+const CToolchainVar = "CTOOLCHAIN"
+
 // BuildCommand is the one-line shell command that rebuilds the kubelet
 // from the top directory of the extracted source tarball, writing ./kubelet:
 // the same go build arguments and environment the toolchain used, so it
-// reproduces the binary's sha256 with the pinned Go toolchain.
-func BuildCommand(r *matrix.Release, v matrix.Variant) string {
-	p := build.Paths{GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
+// reproduces the binary's sha256 with the pinned Go toolchain (and, for a
+// cgo release, the pinned C toolchain in $CTOOLCHAIN). Without
+// withCToolchain the line builds cgo with the machine's own cc instead:
+// the binary then needs the glibc of the machine it was built on.
+func BuildCommand(r *matrix.Release, v matrix.Variant, withCToolchain bool) string {
+	p := build.Paths{Output: outputMarker, GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
 	args, env := build.CompileCommand(r, v, p)
+	cdir := ctoolchain.Dir(outputMarker, r.CToolchain)
 	out := "kubelet"
 	var b []string
 	if r.Era == matrix.EraModules {
@@ -38,6 +52,12 @@ func BuildCommand(r *matrix.Release, v matrix.Variant) string {
 	b = append(b, "env")
 	for _, e := range env {
 		k, val, _ := strings.Cut(e, "=")
+		if strings.HasPrefix(val, cdir) {
+			if withCToolchain {
+				b = append(b, k+`="$`+CToolchainVar+strings.TrimPrefix(val, cdir)+`"`)
+			}
+			continue
+		}
 		if strings.Contains(val, gopathMarker) {
 			b = append(b, k+`="$PWD`+strings.TrimPrefix(val, gopathMarker)+`"`)
 			continue
@@ -59,8 +79,29 @@ func buildScript(r *matrix.Release, v matrix.Variant) string {
 # (GOTOOLCHAIN fetches it) its sha256 is the released binary's. See BUILD.md.
 set -e
 cd "$(dirname "$0")"
-%s
-`, r.GitVersion(v), r.Go, BuildCommand(r, v))
+%s%s
+`, r.GitVersion(v), r.Go, unpackCToolchain(r), BuildCommand(r, v, true))
+}
+
+// unpackCToolchain is build.sh's part that checks the C toolchain the
+// tarball carries against its pinned sha512 and unpacks it once into
+// $CTOOLCHAIN ("" for a release built without cgo).
+func unpackCToolchain(r *matrix.Release) string {
+	if !r.CGO {
+		return ""
+	}
+	c := r.CToolchain
+	return fmt.Sprintf(`# cgo compiles and links with the pinned C toolchain (%s: zig,
+# glibc %s symbol versions at most), carried as %s.
+%s="$PWD/%s"
+if [ ! -x "$%s/zig" ]; then
+  echo "%s  %s.tgz" | sha512sum -c --quiet
+  rm -rf "$%s.tmp" && mkdir "$%s.tmp"
+  tar -xzf %s.tgz -C "$%s.tmp" --strip-components=1
+  mv "$%s.tmp" "$%s"
+fi
+`, c.NPM, c.GlibcFloor, c.Stem()+".tgz", CToolchainVar, c.Stem(), CToolchainVar, c.SHA512Hex(), c.Stem(),
+		CToolchainVar, CToolchainVar, c.Stem(), CToolchainVar, CToolchainVar, CToolchainVar)
 }
 
 // buildDoc is BUILD.md at the top of the source tarball.
@@ -70,9 +111,13 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		mode = "module mode with `-mod=vendor`, from `" + treeInSource + "`; cgo is "
 	}
 	if r.CGO {
-		mode += "on (gcc and the libc headers are needed)"
+		mode += fmt.Sprintf("on, through the C toolchain this tarball carries (`%s.tgz`, %s: zig targeting `%s`, unpacked by `./build.sh` into `%s/` and named by `$%s`), so the kubelet needs no glibc symbol version newer than %s on any build machine. With the machine's own cc instead (drop CC, CXX and the ZIG_* variables from the line) the kubelet needs the glibc it was built against and has another sha256",
+			r.CToolchain.Stem(), r.CToolchain.NPM, r.CToolchain.Target(), r.CToolchain.Stem(), CToolchainVar, r.CToolchain.GlibcFloor)
 	} else {
 		mode += "off"
+	}
+	if len(r.Tags) > 0 {
+		mode += fmt.Sprintf("; built with the tags of the release's official build (`-tags %s`)", strings.Join(r.Tags, ","))
 	}
 	return fmt.Sprintf("# kubelet %s: patched source\n\n"+
 		"This is the Kubernetes %s tree exactly as the toolchain built it: the\n"+
@@ -80,7 +125,7 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		"from the release's lock, and the series %s applied. Nothing else is\n"+
 		"needed to build it.\n\n"+
 		"## Build\n\n"+
-		"From this directory, one line:\n\n"+
+		"From this directory (`./build.sh` also unpacks the C toolchain first, when the release has cgo), one line:\n\n"+
 		"```sh\n%s\n```\n\n"+
 		"(`./build.sh` runs the same line.) It writes `./kubelet`; with Go %s,\n"+
 		"which `GOTOOLCHAIN` selects (a newer local Go fetches it on first use),\n"+
@@ -91,7 +136,7 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		"(`kubelet --version` prints `Kubernetes %s`). To build with your own\n"+
 		"toolchain set `GOTOOLCHAIN=local` in the line above: the binary then\n"+
 		"works the same but its sha256 is that toolchain's.\n",
-		version, r.ModuleVersion(), r.ModuleSum, orNone(series), BuildCommand(r, v), r.Go, sum, mode, r.GitVersion(v))
+		version, r.ModuleVersion(), r.ModuleSum, orNone(series), BuildCommand(r, v, true), r.Go, sum, mode, r.GitVersion(v))
 }
 
 func orNone(s []string) string {

@@ -125,7 +125,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	}
 	fmt.Fprintf(o.Log, "ok   %s validates: %d packages (%d modules), %d patch files; patched: %s\n", names.SBOM, res.SBOM.Packages, len(mods), res.SBOM.Files, strings.Join(res.SBOM.Patched, ", "))
 
-	res.KubeletVersion, err = deb.Check(ctx, filepath.Join(dir, names.Deb), version, "Kubernetes "+r.GitVersion(v), filepath.Join(m.OutputDir(), r.Release), o.Log)
+	res.KubeletVersion, err = deb.Check(ctx, filepath.Join(dir, names.Deb), version, "Kubernetes "+r.GitVersion(v), r.CToolchain.GlibcFloor, filepath.Join(m.OutputDir(), r.Release), o.Log)
 	if err != nil {
 		return nil, err
 	}

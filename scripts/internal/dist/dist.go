@@ -24,6 +24,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/build"
 	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/ctoolchain"
 	"kubelet-toolchain/scripts/internal/deb"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/lock"
@@ -241,6 +242,12 @@ func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, 
 	}
 	if err := t.Add(Entry{Name: top + "build.sh", Data: []byte(buildScript(r, v)), Exec: true}); err != nil {
 		return nil, err
+	}
+	if r.CGO {
+		// The C toolchain as fetched and verified (build.sh checks it again).
+		if err := t.Add(Entry{Name: top + r.CToolchain.Stem() + ".tgz", Src: ctoolchain.Tarball(p.Output, r.CToolchain)}); err != nil {
+			return nil, err
+		}
 	}
 	return t, t.AddTree(top+treeInSource, p.Tree, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/ctoolchain"
 	"kubelet-toolchain/scripts/internal/deb"
 	"kubelet-toolchain/scripts/internal/debsrc"
 	"kubelet-toolchain/scripts/internal/fsutil"
@@ -78,7 +79,11 @@ func distroPackages(ctx context.Context, o Options, dir, version, sum string, se
 		return nil
 	}
 	orig := filepath.Join(dir, n.Debian.Orig)
-	cmd := BuildCommand(r, v)
+	// The SRPM carries the C toolchain and rebuilds the released bytes; the
+	// Debian source builds cgo with the build machine's cc (Debian packages
+	// are built on the release they are for: its glibc is the floor).
+	cmd, debCmd := BuildCommand(r, v, true), BuildCommand(r, v, false)
+	cSource, cPath := cToolchainSource(m, r)
 	err = step([]string{n.Debian.Orig}, func() error {
 		scratch, err := os.MkdirTemp(parent, distroScratch)
 		if err != nil {
@@ -98,18 +103,18 @@ func distroPackages(ctx context.Context, o Options, dir, version, sum string, se
 	if err == nil {
 		err = step([]string{n.Debian.DSC, n.Debian.DebianTar}, func() error {
 			return debsrc.Build(ctx, debsrc.Options{Release: r, Variant: v, Version: version, SHA256: sum, Set: set,
-				BuildCommand: cmd, Orig: orig, OutDir: dir, TmpParent: parent, Log: o.Log})
+				BuildCommand: debCmd, Orig: orig, OutDir: dir, TmpParent: parent, Log: o.Log})
 		})
 	}
 	if err == nil {
 		err = step([]string{n.Spec, n.SRPM, n.RPM}, func() error {
 			return rpm.Build(ctx, rpm.Options{
 				Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum,
-					Source0: n.Source0, TopDir: n.Top, Patches: set.Patches, BuildCommand: cmd},
-				Source0Path: orig,
-				Unit:        []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
-				Sysconfig:   []byte(deb.DefaultFile(r, v)),
-				SpecOut:     filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
+					Source0: n.Source0, TopDir: n.Top, Patches: set.Patches, BuildCommand: cmd, CToolchain: cSource},
+				Source0Path: orig, CToolchainPath: cPath,
+				Unit:      []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
+				Sysconfig: []byte(deb.DefaultFile(r, v)),
+				SpecOut:   filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
 				TmpParent: parent, Log: o.Log,
 			})
 		})
@@ -145,6 +150,7 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 	if err != nil {
 		return nil, err
 	}
+	cSource, cPath := cToolchainSource(m, r)
 	res := &DistroCheck{}
 	if res.Debian, err = debsrc.Check(ctx, filepath.Join(dir, n.Debian.DSC), p.Tree, set, parent, o.Log); err != nil {
 		return nil, err
@@ -164,9 +170,19 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 		Release: r, Variant: v, Version: version,
 		Spec: filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
 		Patches: set.Patches, Source0: n.Source0, Orig: filepath.Join(dir, n.Debian.Orig),
+		CToolchain: cSource, CToolchainPath: cPath,
 		SHA256: released, SHA256Is: is, Kubelet: "Kubernetes " + r.GitVersion(v), ColdCache: o.ColdCache, TmpParent: parent, Log: o.Log,
 	}); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// cToolchainSource is the SRPM's Source3 for a cgo release: the C
+// toolchain's tarball name and where the build verified it ("" without cgo).
+func cToolchainSource(m *matrix.Matrix, r *matrix.Release) (name, path string) {
+	if !r.CGO {
+		return "", ""
+	}
+	return r.CToolchain.Stem() + ".tgz", ctoolchain.Tarball(m.OutputDir(), r.CToolchain)
 }

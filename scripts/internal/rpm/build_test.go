@@ -101,7 +101,7 @@ func TestBuildAndCheck(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", p.Name, err, out)
 		}
 	}
-	line := dist.BuildCommand(r, v)
+	line := dist.BuildCommand(r, v, true)
 	cmd := exec.Command("sh", "-c", line)
 	cmd.Dir = gopath
 	if out, err := cmd.CombinedOutput(); err != nil {

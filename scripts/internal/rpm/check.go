@@ -6,12 +6,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/glibc"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/quilt"
 	"kubelet-toolchain/tools/execx"
@@ -29,6 +31,9 @@ type CheckInput struct {
 	// Source0 is the name Source0 must have; Orig a file it must equal
 	// byte for byte (the Debian orig tarball).
 	Source0, Orig string
+	// CToolchain is the name Source3 must have and CToolchainPath the
+	// tarball it must equal (a cgo release only).
+	CToolchain, CToolchainPath string
 	// SHA256 is the released kubelet's; Kubelet what its --version prints.
 	SHA256, Kubelet string
 	// SHA256Is says in the log where SHA256 comes from, e.g. "the released
@@ -175,6 +180,32 @@ func (t *tool) checkSRPM(ctx context.Context, in CheckInput, spec []byte, want [
 		return fmt.Errorf("%s: Source0 %s differs from %s", name, in.Source0, filepath.Base(in.Orig))
 	}
 	fmt.Fprintf(in.Log, "ok   %s holds that spec, the %d patches byte for byte, and Source0 %s = %s\n", name, len(in.Patches), in.Source0, filepath.Base(in.Orig))
+	if in.CToolchain != "" {
+		if same, err := sameFile(filepath.Join(src, in.CToolchain), in.CToolchainPath); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		} else if !same {
+			return fmt.Errorf("%s: Source3 %s differs from the pinned C toolchain %s", name, in.CToolchain, in.CToolchainPath)
+		}
+		fmt.Fprintf(in.Log, "ok   %s holds the pinned C toolchain as Source3 %s\n", name, in.CToolchain)
+	}
+	return nil
+}
+
+var glibcRequireRE = regexp.MustCompile(`\(GLIBC_([0-9.]+)\)`)
+
+// RequiresFloor fails when rpm's Requires (as rpm -qp --requires prints
+// them) name a glibc symbol version newer than floor: yum would refuse the
+// package on such a system, and the loader the kubelet.
+func RequiresFloor(requires, floor string) error {
+	var over []string
+	for _, m := range glibcRequireRE.FindAllStringSubmatch(requires, -1) {
+		if glibc.Compare(m[1], floor) > 0 && !slices.Contains(over, "GLIBC_"+m[1]) {
+			over = append(over, "GLIBC_"+m[1])
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("requires %s, newer than the glibc floor %s", strings.Join(over, ", "), floor)
+	}
 	return nil
 }
 
@@ -219,6 +250,9 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 		return err
 	}
 	fmt.Fprintf(in.Log, "rpm -qp --requires %s:\n  %s\n", name, strings.ReplaceAll(strings.TrimSpace(string(reqs)), "\n", "\n  "))
+	if err := RequiresFloor(string(reqs), in.Release.CToolchain.GlibcFloor); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 
 	root := filepath.Join(t.top, "root")
 	rootArgs := []string{"--root", root, "--dbpath", "/var/lib/rpm"}

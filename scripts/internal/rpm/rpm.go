@@ -22,6 +22,9 @@ type Options struct {
 	// Source0Path is the restored tree's tarball on disk; it is copied
 	// into SOURCES as Spec.Source0.
 	Source0Path string
+	// CToolchainPath is the C toolchain's tarball, copied into SOURCES as
+	// Spec.CToolchain (a cgo release only).
+	CToolchainPath string
 	// Unit and Sysconfig are kubelet.service and /etc/sysconfig/kubelet.
 	Unit, Sysconfig []byte
 	// SpecOut, SRPM and RPM are the files to write.
@@ -94,6 +97,11 @@ func Build(ctx context.Context, o Options) error {
 	}
 	if err := fsutil.CopyFile(o.Source0Path, filepath.Join(srcDir, o.Spec.Source0)); err != nil {
 		return err
+	}
+	if o.Spec.CToolchain != "" {
+		if err := fsutil.CopyFile(o.CToolchainPath, filepath.Join(srcDir, o.Spec.CToolchain)); err != nil {
+			return err
+		}
 	}
 	specPath := filepath.Join(specDir, SpecName)
 	if err := os.WriteFile(specPath, spec, 0o644); err != nil {

@@ -98,6 +98,9 @@ type SpecInput struct {
 	// BuildCommand is build.sh's one line: run from the top of a GOPATH
 	// that holds the tree at src/k8s.io/kubernetes, it writes ./kubelet.
 	BuildCommand string
+	// CToolchain is the C toolchain's tarball name (Source3) for a cgo
+	// release: the line builds cgo with it, from $CTOOLCHAIN.
+	CToolchain string
 }
 
 // Spec renders kubelet.spec.
@@ -126,7 +129,7 @@ func Spec(in SpecInput) ([]byte, error) {
 		fmt.Sprintf("and any other Go >= 1.21 fetches %s through the module proxy first. Offline with another Go: rpmbuild --define 'gotoolchain local' (a kubelet with another sha256).", r.Go),
 	}
 	if r.CGO {
-		head = append(head, "", "cgo is on (this release's cadvisor needs it): the kubelet runs on the glibc it was built against or a newer one, and rpm records the symbol versions it needs as libc.so.6(GLIBC_x) Requires. To run it on an older distribution (CentOS 7: glibc 2.17), rebuild this SRPM there.")
+		head = append(head, "", fmt.Sprintf("cgo is on, as in the release's official build: C is compiled and linked by the pinned C toolchain in Source3 (%s, checked against its pinned sha512 before it is unpacked), zig targeting %s, so the kubelet needs no glibc symbol version newer than %s (CentOS/RHEL 7) on any build machine, and rpm's Requires say so. Built with the machine's own gcc instead, the kubelet would need that machine's glibc and have another sha256.", r.CToolchain.NPM, r.CToolchain.Target(), r.CToolchain.GlibcFloor))
 	}
 	for _, h := range head {
 		if h == "" || strings.HasPrefix(h, "  ") {
@@ -158,6 +161,9 @@ func Spec(in SpecInput) ([]byte, error) {
 	field("Source0", in.Source0)
 	field("Source1", unitSource)
 	field("Source2", sysconfigSource)
+	if in.CToolchain != "" {
+		field("Source3", in.CToolchain)
+	}
 	last := ""
 	for i, p := range in.Patches {
 		if p.Series != last {
@@ -168,10 +174,6 @@ func Spec(in SpecInput) ([]byte, error) {
 	}
 	field("ExclusiveArch", "x86_64")
 	field("BuildRequires", "golang >= 1.21")
-	if r.CGO {
-		field("BuildRequires", "gcc")
-		field("BuildRequires", "glibc-devel")
-	}
 	// iptables: kubelet programs the KUBE-* chains; util-linux: mount.
 	field("Requires", "iptables")
 	field("Requires", "util-linux")
@@ -186,12 +188,21 @@ func Spec(in SpecInput) ([]byte, error) {
 		r.ModuleVersion(), what, r.GitVersion(v), SysconfigPath))))
 	w("\n%%prep\n")
 	w("%%autosetup -p1 -n %s\n", in.TopDir)
+	if in.CToolchain != "" {
+		w("# The C toolchain, checked against the sha512 versions.yaml pins.\n")
+		w("echo \"%s  %%{SOURCE3}\" | sha512sum -c --quiet\n", r.CToolchain.SHA512Hex())
+		w("rm -rf %%{_builddir}/ctoolchain && mkdir %%{_builddir}/ctoolchain\n")
+		w("tar -xzf %%{SOURCE3} -C %%{_builddir}/ctoolchain --strip-components=1\n")
+	}
 	w("\n%%build\n")
 	w("# build.sh's line, run from the top of a GOPATH whose src/k8s.io/kubernetes\n")
 	w("# is this tree (a link: -trimpath keeps every path out of the binary).\n")
 	w("mkdir -p %%{_builddir}/gopath/src/k8s.io\n")
 	w("ln -sfn \"$PWD\" %%{_builddir}/gopath/src/k8s.io/kubernetes\n")
 	w("cd %%{_builddir}/gopath\n")
+	if in.CToolchain != "" {
+		w("CTOOLCHAIN=%%{_builddir}/ctoolchain\n")
+	}
 	w("%s\n", buildLine)
 	w("\n%%install\n")
 	w("install -D -p -m 0755 %%{_builddir}/gopath/kubelet %%{buildroot}%%{_bindir}/kubelet\n")

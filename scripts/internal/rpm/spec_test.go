@@ -75,7 +75,7 @@ func TestSpec(t *testing.T) {
 		patch("k19-fixes", "0001-hash.patch", "kubelet: 100% compatible hashes"),
 	}
 	in := SpecInput{Release: r, Variant: matrix.Patched, Version: "1.9.11+k19-fixes", SHA256: strings.Repeat("ab", 32),
-		Source0: "kubernetes-1.9.11-restored.tar.gz", TopDir: "kubernetes-1.9.11", Patches: patches,
+		Source0: "kubernetes-1.9.11-restored.tar.gz", TopDir: "kubernetes-1.9.11", Patches: patches, CToolchain: "zig.tgz",
 		BuildCommand: `env GOTOOLCHAIN=go1.26.8 CGO_ENABLED=1 GOPATH="$PWD" go build -ldflags "-X 'a.b=50%'" -o kubelet k8s.io/kubernetes/cmd/kubelet`}
 	data, err := Spec(in)
 	if err != nil {
@@ -98,8 +98,10 @@ func TestSpec(t *testing.T) {
 		"Patch4:         k19-fixes-0001-hash.patch\n",
 		"License:        Apache-2.0\n",
 		"URL:            https://github.com/kubernetes/kubernetes\n",
-		"BuildRequires:  glibc-devel\n",
+		"Source3:        zig.tgz\n",
 		"\n%autosetup -p1 -n kubernetes-1.9.11\n",
+		"sha512sum -c --quiet\nrm -rf %{_builddir}/ctoolchain && mkdir %{_builddir}/ctoolchain\ntar -xzf %{SOURCE3} -C %{_builddir}/ctoolchain --strip-components=1\n",
+		"\nCTOOLCHAIN=%{_builddir}/ctoolchain\nenv GOTOOLCHAIN=",
 		// The build line verbatim but for the pin, which is a macro, and %
 		// escaped for rpm.
 		"\nenv GOTOOLCHAIN=%{gotoolchain} CGO_ENABLED=1 GOPATH=\"$PWD\" go build -ldflags \"-X 'a.b=50%%'\" -o kubelet k8s.io/kubernetes/cmd/kubelet\n",
@@ -177,5 +179,18 @@ func TestChangelogPackageRevision(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("changelog lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+func TestRequiresFloor(t *testing.T) {
+	// rpm -qp --requires of a kubelet built against Debian 12's glibc, then
+	// of one built with the pinned C toolchain.
+	debian12 := "libc.so.6()(64bit)\nlibc.so.6(GLIBC_2.2.5)(64bit)\nlibc.so.6(GLIBC_2.32)(64bit)\nlibc.so.6(GLIBC_2.34)(64bit)\nrtld(GNU_HASH)\n"
+	err := RequiresFloor(debian12, "2.17")
+	if err == nil || !strings.Contains(err.Error(), "GLIBC_2.32, GLIBC_2.34") {
+		t.Errorf("Debian 12's Requires: %v", err)
+	}
+	if err := RequiresFloor("libc.so.6(GLIBC_2.2.5)(64bit)\nlibpthread.so.0(GLIBC_2.3.2)(64bit)\niptables\n", "2.17"); err != nil {
+		t.Errorf("floor-conforming Requires: %v", err)
 	}
 }

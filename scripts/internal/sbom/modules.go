@@ -5,6 +5,7 @@ import (
 	"context"
 	"debug/buildinfo"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -117,8 +118,11 @@ func goSum(path string) (map[string]string, error) {
 
 func modulesFromLock(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths, l *lock.Lock) ([]Module, error) {
 	_, env := build.CompileCommand(r, v, p)
+	if err := build.EnsureCToolchain(ctx, r, p, env, io.Discard); err != nil {
+		return nil, err
+	}
 	out, err := execx.Run(ctx, execx.Cmd{
-		Name: "go", Args: []string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", build.KubeletPackage(r)},
+		Name: "go", Args: []string{"list", "-deps", "-tags", strings.Join(r.Tags, ","), "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", build.KubeletPackage(r)},
 		Dir: build.BuildDir(r, p), Env: env,
 	})
 	if err != nil {

@@ -102,7 +102,12 @@ func Generate(in Input) (*spdx.Document, error) {
 	gitVersion := r.GitVersion(in.Variant)
 	cgo := "off"
 	if r.CGO {
-		cgo = "on"
+		// The toolchain's startup files (crt1.o and the like, from glibc's
+		// sources) are linked in, as the build machine's were before.
+		cgo = fmt.Sprintf("on, C compiled and linked by %s targeting %s (its glibc startup files linked in)", r.CToolchain.NPM, r.CToolchain.Target())
+	}
+	if len(r.Tags) > 0 {
+		cgo += ", -tags " + strings.Join(r.Tags, ",")
 	}
 	mode := "module mode, -mod=vendor"
 	if r.Era == matrix.EraGodeps {

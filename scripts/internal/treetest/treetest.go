@@ -66,10 +66,14 @@ func Packages(root, tree string, series, overlayOnly []string) ([]string, error)
 // output to w.
 func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths, pkgs []string, w io.Writer, extra ...string) error {
 	compile, env := build.CompileCommand(r, v, p)
+	if err := build.EnsureCToolchain(ctx, r, p, env, w); err != nil {
+		return err
+	}
 	args := []string{"test", "-vet=off", "-count=1"}
-	// The kubelet's own -ldflags: the tests see the baselines it stamps.
+	// The kubelet's own -ldflags and tags: the tests see the baselines it
+	// stamps and the code the official build compiled.
 	for i, a := range compile {
-		if a == "-ldflags" && i+1 < len(compile) {
+		if (a == "-ldflags" || a == "-tags") && i+1 < len(compile) {
 			args = append(args, a, compile[i+1])
 		}
 	}

@@ -41,7 +41,7 @@ func Zig(dir string) string { return filepath.Join(dir, "zig") }
 // Tarball is the verified npm tarball kept beside the unpacked toolchain,
 // which the SRPM and the source tarball carry.
 func Tarball(output string, c matrix.CToolchain) string {
-	return Dir(output, c) + ".tgz"
+	return filepath.Join(filepath.Dir(Dir(output, c)), c.Tarball())
 }
 
 // Env is what go needs to build cgo with the toolchain in dir: CC and CXX

@@ -91,17 +91,17 @@ func unpackCToolchain(r *matrix.Release) string {
 		return ""
 	}
 	c := r.CToolchain
-	return fmt.Sprintf(`# cgo compiles and links with the pinned C toolchain (%s: zig,
-# glibc %s symbol versions at most), carried as %s.
-%s="$PWD/%s"
-if [ ! -x "$%s/zig" ]; then
-  echo "%s  %s.tgz" | sha512sum -c --quiet
-  rm -rf "$%s.tmp" && mkdir "$%s.tmp"
-  tar -xzf %s.tgz -C "$%s.tmp" --strip-components=1
-  mv "$%s.tmp" "$%s"
+	return strings.NewReplacer("NPM", c.NPM, "FLOOR", c.GlibcFloor, "TGZ", c.Tarball(), "DIR", c.Stem(),
+		"SHA512", c.SHA512Hex(), "VAR", CToolchainVar).Replace(`# cgo compiles and links with the pinned C toolchain (NPM: zig,
+# glibc FLOOR symbol versions at most), carried as TGZ.
+VAR="$PWD/DIR"
+if [ ! -x "$VAR/zig" ]; then
+  echo "SHA512  TGZ" | sha512sum -c --quiet
+  rm -rf "$VAR.tmp" && mkdir "$VAR.tmp"
+  tar -xzf TGZ -C "$VAR.tmp" --strip-components=1
+  mv "$VAR.tmp" "$VAR"
 fi
-`, c.NPM, c.GlibcFloor, c.Stem()+".tgz", CToolchainVar, c.Stem(), CToolchainVar, c.SHA512Hex(), c.Stem(),
-		CToolchainVar, CToolchainVar, c.Stem(), CToolchainVar, CToolchainVar, CToolchainVar)
+`)
 }
 
 // buildDoc is BUILD.md at the top of the source tarball.
@@ -111,8 +111,8 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		mode = "module mode with `-mod=vendor`, from `" + treeInSource + "`; cgo is "
 	}
 	if r.CGO {
-		mode += fmt.Sprintf("on, through the C toolchain this tarball carries (`%s.tgz`, %s: zig targeting `%s`, unpacked by `./build.sh` into `%s/` and named by `$%s`), so the kubelet needs no glibc symbol version newer than %s on any build machine. With the machine's own cc instead (drop CC, CXX and the ZIG_* variables from the line) the kubelet needs the glibc it was built against and has another sha256",
-			r.CToolchain.Stem(), r.CToolchain.NPM, r.CToolchain.Target(), r.CToolchain.Stem(), CToolchainVar, r.CToolchain.GlibcFloor)
+		mode += fmt.Sprintf("on, through the C toolchain this tarball carries (`%s`, %s: zig targeting `%s`, unpacked by `./build.sh` into `%s/` and named by `$%s`), so the kubelet needs no glibc symbol version newer than %s on any build machine. With the machine's own cc instead (drop CC, CXX and the ZIG_* variables from the line) the kubelet needs the glibc it was built against and has another sha256",
+			r.CToolchain.Tarball(), r.CToolchain.NPM, r.CToolchain.Target(), r.CToolchain.Stem(), CToolchainVar, r.CToolchain.GlibcFloor)
 	} else {
 		mode += "off"
 	}

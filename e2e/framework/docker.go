@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,19 +32,28 @@ const EngineLabel = "io.kubelet-toolchain.e2e-engine"
 // and the suites remove every kubelet-made container they see.
 var ErrNotOurEngine = errors.New("not the e2e's own Docker Engine")
 
-// EngineSocket is the socket of the e2e's own engine: $E2E_DOCKER_SOCKET,
-// else _output/engine/docker.sock under the repository root. Never the
+// EnginesEnv names the directory of the engines e2e/run.sh brings up for
+// parallel Ginkgo processes: one per slot, <dir>/<slot>/docker.sock.
+const EnginesEnv = "E2E_ENGINES"
+
+// EngineSocket is the socket of the e2e's own engine for this process:
+// its slot's under $E2E_ENGINES, else $E2E_DOCKER_SOCKET, else
+// _output/engine/docker.sock under the repository root. Never the
 // machine's default socket.
 func EngineSocket(root string) string {
+	if d := os.Getenv(EnginesEnv); d != "" {
+		return filepath.Join(d, strconv.Itoa(Slot()), "docker.sock")
+	}
 	if s := os.Getenv(EngineSocketEnv); s != "" {
 		return s
 	}
 	return filepath.Join(root, "_output", "engine", "docker.sock")
 }
 
-// EngineLog is the log of the e2e's own dockerd (tools/engine-up.sh).
+// EngineLog is the log of the dockerd at EngineSocket (tools/engine-up.sh
+// keeps it beside the socket).
 func EngineLog(root string) string {
-	return filepath.Join(root, "_output", "engine", "dockerd.log")
+	return filepath.Join(filepath.Dir(EngineSocket(root)), "dockerd.log")
 }
 
 // Docker is what the suites observe and clean up with, through the

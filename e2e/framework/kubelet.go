@@ -26,14 +26,10 @@ const NodeName = "e2e-node"
 // PodName returns the manifest name of a static pod's full name.
 func PodName(full string) string { return strings.TrimSuffix(full, "-"+NodeName) }
 
-// Ports the kubelets serve on loopback for observation.
-const (
-	ReadOnlyPort = 10255
-	HealthzPort  = 10248
-	// Port is the kubelet's TLS port (exec, attach, logs): not 10250, which
-	// a real kubelet on the machine may hold.
-	Port = 20250
-)
+// ReadOnlyPort is the kubelet's unauthenticated port, closed here
+// (--read-only-port=0); the ports the kubelets serve are the slot's
+// (SlotPorts).
+const ReadOnlyPort = 10255
 
 // KubeletConfig says which kubelet to run and against which node state.
 type KubeletConfig struct {
@@ -56,16 +52,19 @@ type KubeletConfig struct {
 	LogDir string
 	// Verbosity is --v (4 logs each periodic pod sync).
 	Verbosity int
-	// Port is --port, the TLS port (default Port).
-	Port int
+	// Port is --port, the TLS port, and HealthzPort --healthz-port
+	// (default: the slot's, SlotPorts).
+	Port, HealthzPort int
 	// CertDir is --cert-dir, where the kubelet keeps its self-signed serving
 	// cert (default RootDir/pki: never the machine's /var/lib/kubelet/pki).
 	CertDir string
 	// Shadow is scripts/node/shadow-sysctls.sh: the kubelet runs in a mount
 	// namespace of its own where the kernel settings it writes at start
 	// (vm.overcommit_memory, kernel.panic, ...) are files under SysctlDir,
-	// never the machine's. SysctlDir outlives one kubelet, as RootDir does.
-	Shadow, SysctlDir string
+	// never the machine's, and /var/log/pods and /var/log/containers are
+	// PodLogDir's pods/ and containers/. Both outlive one kubelet, as
+	// RootDir does.
+	Shadow, SysctlDir, PodLogDir string
 	KubeletOptions
 }
 
@@ -84,10 +83,14 @@ type KubeletOptions struct {
 type Kubelet struct {
 	Config  KubeletConfig
 	LogPath string
-	cmd     *exec.Cmd
 	exited  chan struct{}
 	exitErr error
-	started time.Time
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	started  time.Time
+	stopping bool
+	restarts int
 }
 
 var runs struct {
@@ -102,8 +105,8 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	if _, err := os.Stat(cfg.Binary); err != nil {
 		return nil, fmt.Errorf("kubelet %s %s not built (make kubelet VERSION=%s VARIANT=%s): %w", cfg.Release, cfg.Variant, cfg.Release, cfg.Variant, err)
 	}
-	if cfg.Shadow == "" || cfg.SysctlDir == "" {
-		return nil, fmt.Errorf("kubelet %s %s: no sysctl shadow: it would write the machine's kernel settings", cfg.Release, cfg.Variant)
+	if cfg.Shadow == "" || cfg.SysctlDir == "" || cfg.PodLogDir == "" {
+		return nil, fmt.Errorf("kubelet %s %s: no sysctl or log shadow: it would write the machine's kernel settings and pod logs", cfg.Release, cfg.Variant)
 	}
 	for _, d := range []string{cfg.ManifestDir, cfg.RootDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -115,16 +118,15 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	n := runs.n
 	runs.Unlock()
 	logPath := filepath.Join(cfg.LogDir, fmt.Sprintf("kubelet-%02d-%s-%s.log", n, cfg.Release, cfg.Variant))
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
 	v := cfg.Verbosity
 	if v == 0 {
 		v = 4
 	}
 	if cfg.Port == 0 {
-		cfg.Port = Port
+		cfg.Port = SlotPorts().Kubelet
+	}
+	if cfg.HealthzPort == 0 {
+		cfg.HealthzPort = SlotPorts().Healthz
 	}
 	if cfg.CertDir == "" {
 		cfg.CertDir = filepath.Join(cfg.RootDir, "pki")
@@ -149,7 +151,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		// accepted), and the unauthenticated read-only port is closed.
 		"--anonymous-auth=false", "--client-ca-file=" + clientCA,
 		"--read-only-port=0",
-		fmt.Sprintf("--healthz-port=%d", HealthzPort),
+		fmt.Sprintf("--healthz-port=%d", cfg.HealthzPort),
 		"--sync-frequency=" + SyncFrequency.String(),
 		"--file-check-frequency=" + FileCheckFrequency.String(),
 		"--docker-endpoint=" + endpoint,
@@ -186,22 +188,68 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	// one). Memory stays guarded.
 	args = append(args, "--eviction-hard=memory.available<100Mi", "--image-gc-high-threshold=100", "--image-gc-low-threshold=99")
 	args = append(args, cfg.Args...)
-	cmd := exec.Command(cfg.Shadow, append([]string{"exec", cfg.SysctlDir, cfg.RootDir, "--", cfg.Binary}, args...)...)
-	cmd.Env = append(os.Environ(), cfg.Env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	fmt.Fprintf(logFile, "# %s %s\n", strings.Join(cfg.Env, " "), strings.Join(cmd.Args, " "))
-	if err := cmd.Start(); err != nil {
-		logFile.Close()
+	k := &Kubelet{Config: cfg, LogPath: logPath, exited: make(chan struct{})}
+	argv := append([]string{"exec", cfg.SysctlDir, cfg.RootDir, cfg.PodLogDir, "--", cfg.Binary}, args...)
+	start := func(header string) (*exec.Cmd, *os.File, error) {
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd := exec.Command(cfg.Shadow, argv...)
+		cmd.Env = append(os.Environ(), cfg.Env...)
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		fmt.Fprintf(logFile, "%s# %s %s\n", header, strings.Join(cfg.Env, " "), strings.Join(cmd.Args, " "))
+		if err := cmd.Start(); err != nil {
+			logFile.Close()
+			return nil, nil, err
+		}
+		k.cmd, k.started = cmd, time.Now()
+		return cmd, logFile, nil
+	}
+	cmd, logFile, err := start("")
+	if err != nil {
 		return nil, err
 	}
-	k := &Kubelet{Config: cfg, LogPath: logPath, cmd: cmd, exited: make(chan struct{}), started: time.Now()}
 	go func() {
-		k.exitErr = cmd.Wait()
-		logFile.Close()
-		close(k.exited)
+		for {
+			err := cmd.Wait()
+			logFile.Close()
+			k.mu.Lock()
+			if !k.stopping && k.restarts < maxRaceRestarts && cadvisorStartRace(k.Log()) {
+				k.restarts++
+				kept := fmt.Sprintf("%s.cadvisor-race-%d", logPath, k.restarts)
+				os.Rename(logPath, kept)
+				var serr error
+				cmd, logFile, serr = start(fmt.Sprintf("# restarted: the previous kubelet died in cAdvisor's start-up walk (%s)\n", kept))
+				if serr == nil {
+					k.mu.Unlock()
+					continue
+				}
+				err = serr
+			}
+			k.exitErr = err
+			k.mu.Unlock()
+			close(k.exited)
+			return
+		}
 	}()
 	return k, nil
+}
+
+// maxRaceRestarts bounds the restarts after cadvisorStartRace.
+const maxRaceRestarts = 2
+
+// cadvisorStartRace reports the kubelet died as 1.7's cAdvisor does when
+// a cgroup it is walking at start is removed meanwhile ("Failed to start
+// cAdvisor readdirent ...: no such file or directory": its directory walk
+// does not ignore ENOENT). Side by side, another node's pods and cleanup
+// remove cgroups all the time (every kubelet's cAdvisor walks the whole
+// hierarchy). A production kubelet's supervisor (systemd's
+// Restart=always) starts it again; so does the framework, at most
+// maxRaceRestarts times, keeping the dead one's log beside the new one's.
+func cadvisorStartRace(log string) bool {
+	return strings.Contains(log, "Failed to start cAdvisor") && strings.Contains(log, "no such file or directory")
 }
 
 // Minor returns the minor version of a release ("1.18.6" -> 18), 0 if
@@ -215,8 +263,20 @@ func Minor(release string) int {
 	return n
 }
 
-// Started is when the process was started.
-func (k *Kubelet) Started() time.Time { return k.started }
+// Started is when the process was started (restarted, after
+// cadvisorStartRace).
+func (k *Kubelet) Started() time.Time {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.started
+}
+
+// Restarts counts the restarts after cadvisorStartRace.
+func (k *Kubelet) Restarts() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.restarts
+}
 
 // Exited reports whether the process has exited, and how.
 func (k *Kubelet) Exited() (bool, error) {
@@ -234,11 +294,15 @@ func (k *Kubelet) Stop() {
 	if done, _ := k.Exited(); done {
 		return
 	}
-	k.cmd.Process.Signal(syscall.SIGTERM)
+	k.mu.Lock()
+	k.stopping = true
+	pid := k.cmd.Process.Pid
+	k.mu.Unlock()
+	syscall.Kill(pid, syscall.SIGTERM)
 	select {
 	case <-k.exited:
 	case <-time.After(StopTimeout):
-		syscall.Kill(-k.cmd.Process.Pid, syscall.SIGKILL)
+		syscall.Kill(-pid, syscall.SIGKILL)
 		<-k.exited
 	}
 }
@@ -320,7 +384,7 @@ func (k *Kubelet) LogTimes(s string) []time.Time {
 	var out []time.Time
 	sc := bufio.NewScanner(strings.NewReader(k.Log()))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	year := k.started.Year()
+	year := k.Started().Year()
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.Contains(line, s) {
@@ -337,7 +401,7 @@ func (k *Kubelet) LogTimes(s string) []time.Time {
 
 // Healthy reports whether /healthz answers ok.
 func (k *Kubelet) Healthy(ctx context.Context) bool {
-	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", HealthzPort))
+	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", k.Config.HealthzPort))
 	return err == nil && strings.TrimSpace(body) == "ok"
 }
 

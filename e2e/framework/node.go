@@ -32,8 +32,9 @@ type Node struct {
 	// CgroupRoot is --cgroup-root, the node's own (cgroup.go says why).
 	CgroupRoot string
 	// SysctlDir holds the kubelets' shadows of the kernel settings they
-	// write (KubeletConfig.Shadow), starting at the Linux defaults.
-	SysctlDir string
+	// write (KubeletConfig.Shadow), starting at the Linux defaults;
+	// PodLogDir their /var/log/pods and /var/log/containers.
+	SysctlDir, PodLogDir string
 	// Docker is the e2e's own engine (EngineSocket), checked to be ours.
 	Docker *Docker
 	// Endpoint is the Docker socket kubelets talk to (the engine, or a proxy).
@@ -42,7 +43,6 @@ type Node struct {
 	// the flag (up to 1.14): without it they refuse privileged static pods.
 	AllowPrivileged bool
 	kubelet         *Kubelet
-	podUIDs         map[string]bool // of every pod added, for Cleanup
 }
 
 // NewNode prepares an empty node under dir on the e2e's own engine.
@@ -52,7 +52,7 @@ func NewNode(ctx context.Context, root, dir, logDir string) (*Node, error) {
 	engine := NewDocker(EngineSocket(root))
 	n := &Node{Root: root, Dir: dir, ManifestDir: filepath.Join(dir, "manifests"), RootDir: filepath.Join(dir, "kubelet"),
 		LogDir: logDir, DockershimRoot: filepath.Join(dir, "dockershim"), RuntimeEndpoint: filepath.Join(dir, "dockershim.sock"),
-		CgroupRoot: "/kubelet-" + filepath.Base(dir), SysctlDir: filepath.Join(dir, "sysctls"), Docker: engine, Endpoint: engine.Socket}
+		CgroupRoot: "/kubelet-" + filepath.Base(dir), SysctlDir: filepath.Join(dir, "sysctls"), PodLogDir: filepath.Join(dir, "var-log"), Docker: engine, Endpoint: engine.Socket}
 	if err := engine.CheckOurs(ctx, root); err != nil {
 		if errors.Is(err, ErrNotOurEngine) {
 			return nil, err
@@ -106,7 +106,7 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: bin,
 		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
 		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
-		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, KubeletOptions: opts})
+		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir, KubeletOptions: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -131,10 +131,6 @@ func (n *Node) AddPod(p Pod) error {
 	if err != nil {
 		return err
 	}
-	if n.podUIDs == nil {
-		n.podUIDs = map[string]bool{}
-	}
-	n.podUIDs[p.UID] = true
 	tmp := filepath.Join(n.ManifestDir, "."+p.Name+".json.tmp")
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
 		return err
@@ -167,62 +163,24 @@ func (n *Node) Containers(ctx context.Context) (map[string]Container, error) {
 
 // Cleanup stops the kubelet and removes every container, checkpoint,
 // cgroup, log, mount and file the node made (the containers from the e2e's
-// own engine, the checkpoints with Dir, the logs by pod UID and container
-// id). It reports every failure, not just the first.
+// own engine; checkpoints and pod logs are under Dir). It reports every
+// failure, not just the first.
 func (n *Node) Cleanup(ctx context.Context) error {
 	n.StopKubelet()
 	var errs []error
 	list, err := n.Docker.KubeContainers(ctx)
 	errs = append(errs, err)
-	uids, ids := map[string]bool{}, []string{}
-	for uid := range n.podUIDs {
-		uids[uid] = true
-	}
 	for _, c := range list {
 		// A container the stopped kubelet's GC asked dockerd to remove just
 		// before it stopped may be gone by now: that is what cleanup wants.
 		if err := n.Docker.RemoveContainer(ctx, c.ID); !errors.Is(err, ErrNotFound) {
 			errs = append(errs, err)
 		}
-		uids[c.Labels[LabelPodUID]] = true
-		ids = append(ids, c.ID)
 	}
-	errs = append(errs, removeLogs(uids, ids))
 	errs = append(errs, RemoveCgroupRoot(n.CgroupRoot))
 	errs = append(errs, UnmountUnder(n.Dir))
 	if err := os.RemoveAll(n.Dir); err != nil {
 		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// Where these kubelets put container logs: machine-wide paths no flag of
-// theirs moves, shared with a production kubelet.
-const (
-	podLogsDir       = "/var/log/pods"       // <uid>/ (1.7, 1.9), <namespace>_<name>_<uid>/ (1.18)
-	containerLogsDir = "/var/log/containers" // <pod>_<namespace>_<container>-<container id>.log links
-)
-
-// removeLogs removes the log directories of the pods with these UIDs and
-// the log links of these containers: exactly the node's own.
-func removeLogs(uids map[string]bool, ids []string) error {
-	var errs []error
-	for uid := range uids {
-		if uid == "" || strings.ContainsAny(uid, "/*?[\\") {
-			continue
-		}
-		dirs, _ := filepath.Glob(filepath.Join(podLogsDir, "*_*_"+uid))
-		for _, d := range append(dirs, filepath.Join(podLogsDir, uid)) {
-			errs = append(errs, os.RemoveAll(d))
-		}
-	}
-	for _, id := range ids {
-		links, _ := filepath.Glob(filepath.Join(containerLogsDir, "*-"+id+".log"))
-		for _, l := range links {
-			if err := os.Remove(l); err != nil && !errors.Is(err, os.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
 	}
 	return errors.Join(errs...)
 }

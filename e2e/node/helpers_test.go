@@ -22,6 +22,9 @@ var _ = BeforeSuite(func() {
 	var err error
 	repoRoot, err = framework.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
+	// Each parallel process has an engine, ports and a rehearsal
+	// instance of its own (e2e/run.sh).
+	framework.SetSlot(GinkgoParallelProcess())
 })
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9]+`)
@@ -75,7 +78,7 @@ var _ = AfterEach(func(ctx SpecContext) {
 		AddReportEntry("kubelet log", k.LogTail(120))
 	}
 	AddReportEntry("dockerd log", framework.TailFile(framework.EngineLog(repoRoot), 80))
-}, NodeTimeout(time.Minute))
+}, NodeTimeout(2*time.Minute))
 
 // startKubelet starts release+variant on the node and waits for healthz.
 func startKubelet(ctx context.Context, node *framework.Node, release, variant string) *framework.Kubelet {

@@ -43,7 +43,7 @@ func orphanNode(ctx context.Context, variant string) (*framework.Node, *framewor
 	return node, k, before, sandbox, events
 }
 
-var _ = Describe("An orphaned container at kubelet start", Label("orphan"), Serial, func() {
+var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func() {
 	It("does not stop the patched 1.18.6 from starting, and goes away", func(ctx SpecContext) {
 		node, k, before, sandbox, events := orphanNode(ctx, "patched")
 		Eventually(ctx, func() bool { return k.Healthy(ctx) }).WithTimeout(60*time.Second).WithPolling(framework.Poll).

@@ -15,18 +15,27 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"kubelet-toolchain/e2e/framework"
 	"kubelet-toolchain/tools/docker"
 )
 
-// The rehearsal cluster's sockets, as scripts/internal/controlplane and
-// nodes open them (docs/rehearsal.md lists each).
-const (
-	rehearsalEtcdClient = "127.0.0.1:22379"
-	rehearsalEtcdPeer   = "127.0.0.1:22380"
-)
+// rehearsalInstance is the machine's rehearsal instance this process's
+// rehearsals run as (toolchain rehearsal --instance): its slot, so
+// rehearsals on parallel processes run side by side, and never 0, which
+// is make rehearsal's (an operator's cluster may be up on it).
+func rehearsalInstance() int { return framework.Slot() }
 
+// rehearsalEtcd is the instance's etcd client and peer address, as
+// scripts/internal/controlplane's PortsFor opens them (docs/rehearsal.md
+// lists each socket).
+func rehearsalEtcd() (client, peer string) {
+	n := rehearsalInstance()
+	return fmt.Sprintf("127.0.0.1:%d", 22379+10*n), fmt.Sprintf("127.0.0.1:%d", 22380+10*n)
+}
+
+// rehearsalDir is a path under the instance's _output/rehearsal-<n>.
 func rehearsalDir(parts ...string) string {
-	return filepath.Join(append([]string{repoRoot, "_output", "rehearsal"}, parts...)...)
+	return filepath.Join(append([]string{repoRoot, "_output", fmt.Sprintf("rehearsal-%d", rehearsalInstance())}, parts...)...)
 }
 
 // rehearsalKubectl runs the 1.9.11 kubectl as the rehearsal's admin.
@@ -110,7 +119,8 @@ func expectClusterLockedDown(ctx context.Context) {
 	}
 
 	By("etcd: client and peer ports refuse plain HTTP and TLS without a client certificate")
-	for _, addr := range []string{rehearsalEtcdClient, rehearsalEtcdPeer} {
+	etcdClient, etcdPeer := rehearsalEtcd()
+	for _, addr := range []string{etcdClient, etcdPeer} {
 		_, err := status(ctx, http.DefaultClient, "http://"+addr+"/health")
 		Expect(err).To(HaveOccurred(), "etcd %s answered plain HTTP", addr)
 		_, err = status(ctx, certClient(""), "https://"+addr+"/health")
@@ -118,7 +128,7 @@ func expectClusterLockedDown(ctx context.Context) {
 	}
 	// The same client with the admin's certificate is served: the refusals
 	// above are etcd's, not a dead port.
-	code, err = status(ctx, certClient(rehearsalDir("pki", "admin")), "https://"+rehearsalEtcdClient+"/health")
+	code, err = status(ctx, certClient(rehearsalDir("pki", "admin")), "https://"+etcdClient+"/health")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(code).To(Equal(http.StatusOK))
 

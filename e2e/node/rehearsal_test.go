@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,7 +44,7 @@ type rehearsalReport struct {
 func rehearse(ctx context.Context, args ...string) (int, rehearsalReport) {
 	GinkgoHelper()
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"),
-		append([]string{"--root", repoRoot, "rehearsal", "run"}, args...)...)
+		append([]string{"--root", repoRoot, "rehearsal", "run", "--instance", strconv.Itoa(rehearsalInstance())}, args...)...)
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 	err := cmd.Run()
 	code := 0
@@ -55,14 +56,15 @@ func rehearse(ctx context.Context, args ...string) (int, rehearsalReport) {
 	}
 	Expect(code).NotTo(Equal(2), "the rehearsal could not be carried out (exit 2); see its output above")
 	var rep rehearsalReport
-	b, err := os.ReadFile(filepath.Join(repoRoot, "_output", "rehearsal", "report.json"))
+	b, err := os.ReadFile(rehearsalDir("report.json"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(json.Unmarshal(b, &rep)).To(Succeed())
 	return code, rep
 }
 
 func rehearsalDown(ctx context.Context) {
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"), "--root", repoRoot, "rehearsal", "down")
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"), "--root", repoRoot, "rehearsal", "down",
+		"--instance", strconv.Itoa(rehearsalInstance()))
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
 	Expect(cmd.Run()).To(Succeed(), "rehearsal down")
 }
@@ -83,8 +85,10 @@ func readSysctls(keys map[string]string) map[string]string {
 	return out
 }
 
-// Ordered: the specs share one cluster (the second reuses the first's).
-var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Ordered, func() {
+// Ordered: the specs share one cluster (the later ones check the first's,
+// and the vanilla control reuses it: one bring-up).
+// The rehearsals are the e2e's longest specs: scheduled first.
+var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Ordered, SpecPriority(10), func() {
 	var machine map[string]string
 	BeforeAll(func(ctx SpecContext) {
 		machine = readSysctls(kubeletTunables)
@@ -96,7 +100,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 	}, SpecTimeout(framework.LongSpec))
 
 	It("each node's kubelet wrote its kernel settings into the node's own shadows, the machine's are as they were", func(ctx SpecContext) {
-		engine := docker.Client{Socket: filepath.Join(repoRoot, "_output", "rehearsal", "engine", "docker.sock")}
+		engine := docker.Client{Socket: rehearsalDir("engine", "docker.sock")}
 		docker := func(args ...string) string {
 			GinkgoHelper()
 			out, err := engine.Run(ctx, args...)
@@ -124,29 +128,37 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Serial, Or
 	}, SpecTimeout(framework.LongSpec))
 })
 
-// The step through 1.8 on the same control plane (1.7 and 1.8 kubelets are
-// within 1.9's supported skew). Not in CI's `make e2e` (about 25 minutes
-// more): `make test-all` runs it.
-var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1.8"), Serial, Ordered, func() {
-	BeforeAll(func(ctx SpecContext) {
-		machine := readSysctls(kubeletTunables)
-		DeferCleanup(func(ctx SpecContext) {
-			rehearsalDownLeavesNothing(ctx)
-			Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
-		}, NodeTimeout(framework.ShortSpec))
-	})
+// The steps through 1.8, each on a control plane of its own (1.7 and 1.8
+// kubelets are within 1.9's supported skew), its vanilla control reusing
+// the patched run's cluster. Not in CI's `make e2e`: `make test-all` runs
+// them.
+var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1.8"), func() {
 	for _, step := range [][2]string{{"1.7.5", "1.8.15"}, {"1.8.15", "1.9.11"}} {
 		from, to := step[0], step[1]
-		It(fmt.Sprintf("patched %s keeps every pod across %s -> %s -> %s -> %s on 2 nodes, Ready, no failed request", to, from, to, from, to), func(ctx SpecContext) {
-			expectEveryPodKept(ctx, from, to)
-		}, SpecTimeout(framework.LongSpec))
-		// 1.8 -> 1.9 changes every container's hash (Container.VolumeDevices).
-		every := to == "1.9.11"
-		It(fmt.Sprintf("vanilla %s changes the pods the preflight predicts, and fails (negative control, from %s)", to, from), func(ctx SpecContext) {
-			expectRecreatedAsPredicted(ctx, from, to, every)
-		}, SpecTimeout(framework.LongSpec))
+		Describe(fmt.Sprintf("from %s to %s", from, to), Ordered, SpecPriority(10), func() {
+			BeforeAll(rehearsalDownAfterAll)
+			It(fmt.Sprintf("patched %s keeps every pod across %s -> %s -> %s -> %s on 2 nodes, Ready, no failed request", to, from, to, from, to), func(ctx SpecContext) {
+				expectEveryPodKept(ctx, from, to)
+			}, SpecTimeout(framework.LongSpec))
+			// 1.8 -> 1.9 changes every container's hash (Container.VolumeDevices).
+			every := to == "1.9.11"
+			It(fmt.Sprintf("vanilla %s changes the pods the preflight predicts, and fails (negative control, from %s)", to, from), func(ctx SpecContext) {
+				expectRecreatedAsPredicted(ctx, from, to, every)
+			}, SpecTimeout(framework.LongSpec))
+		})
 	}
 })
+
+// rehearsalDownAfterAll, in a BeforeAll, takes the instance's cluster
+// down after the container's specs and checks the machine's kernel
+// settings are as they were before them.
+func rehearsalDownAfterAll(ctx SpecContext) {
+	machine := readSysctls(kubeletTunables)
+	DeferCleanup(func(ctx SpecContext) {
+		rehearsalDownLeavesNothing(ctx)
+		Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
+	}, NodeTimeout(framework.ShortSpec))
+}
 
 // expectEveryPodKept rehearses from -> patched to on 2 nodes and expects
 // every pod kept, as predicted, Ready but for the probes' blips, with no
@@ -218,12 +230,13 @@ func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod b
 func rehearsalDownLeavesNothing(ctx SpecContext) {
 	rehearsalDown(ctx)
 	By("rehearsal down left nothing behind")
-	out, err := exec.CommandContext(ctx, "ip", "link", "show", "kubelet-rh0").CombinedOutput()
-	Expect(err).To(HaveOccurred(), "the rehearsal's bridge is still there: %s", out)
+	bridge := fmt.Sprintf("kubelet-rh%d", rehearsalInstance())
+	out, err := exec.CommandContext(ctx, "ip", "link", "show", bridge).CombinedOutput()
+	Expect(err).To(HaveOccurred(), "the rehearsal's bridge %s is still there: %s", bridge, out)
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	Expect(err).NotTo(HaveOccurred())
-	Expect(string(mounts)).NotTo(ContainSubstring(filepath.Join(repoRoot, "_output", "rehearsal")+"/"), "mounts left under _output/rehearsal")
+	Expect(string(mounts)).NotTo(ContainSubstring(rehearsalDir()+"/"), "mounts left under %s", rehearsalDir())
 	for _, pid := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
-		Expect(filepath.Join(repoRoot, "_output", "rehearsal", "run", pid+".pid")).NotTo(BeAnExistingFile())
+		Expect(rehearsalDir("run", pid+".pid")).NotTo(BeAnExistingFile())
 	}
 }

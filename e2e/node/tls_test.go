@@ -103,7 +103,7 @@ func startTLSKubelet(ctx context.Context, node *framework.Node, release, variant
 	return k
 }
 
-var _ = Describe("kubelet TLS defaults", Label("tls"), Serial, func() {
+var _ = Describe("kubelet TLS defaults", Label("tls"), func() {
 	for _, release := range []string{"1.7.5", "1.9.11", "1.18.6"} {
 		It(fmt.Sprintf("patched %s refuses TLS 1.0, 3DES and RSA key exchange and accepts an API server's client", release), func(ctx SpecContext) {
 			node := newNode(ctx)
@@ -164,7 +164,7 @@ func addrClosed(addr string) bool {
 
 // Privileged pods run on the e2e's kubelets: their API must not serve
 // anyone unauthenticated (it would be root on the machine through exec).
-var _ = Describe("The e2e's host kubelets", Label("tls"), Serial, func() {
+var _ = Describe("The e2e's host kubelets", Label("tls"), func() {
 	for _, release := range []string{"1.7.5", "1.9.11", "1.12.10", "1.18.6"} {
 		It(fmt.Sprintf("%s refuses anonymous requests and serves no read-only or cAdvisor port", release), func(ctx SpecContext) {
 			node := newNode(ctx)
@@ -189,7 +189,7 @@ var _ = Describe("The e2e's host kubelets", Label("tls"), Serial, func() {
 // The conformance harness's kubelet serves the suite's API server alone
 // (framework.WriteKubeletPKI): exec, logs and configz reach it through that
 // server's proxy, with the client certificate the harness issues.
-var _ = Describe("The conformance harness's kubelet", Label("tls"), Serial, func() {
+var _ = Describe("The conformance harness's kubelet", Label("tls"), func() {
 	It("serves the suite's API server's client certificate, checked against its own CA, and nobody else", func(ctx SpecContext) {
 		node := newNode(ctx)
 		pki, err := framework.WriteKubeletPKI(filepath.Join(GinkgoT().TempDir(), "pki"), "kube-apiserver-kubelet-client", "localhost", "127.0.0.1")

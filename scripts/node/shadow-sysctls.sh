@@ -10,11 +10,15 @@
 #       in the caller's mount namespace (a rehearsal node's): every entry
 #       outside net/ (a node has a network namespace of its own, whose net/
 #       settings are its own).
-#   shadow-sysctls.sh exec DIR SHARED -- CMD [ARG...]
+#   shadow-sysctls.sh exec DIR SHARED [LOGS] -- CMD [ARG...]
 #       on the machine: CMD (a kubelet) in a new mount namespace where every
 #       entry, net/ included, is shadowed. SHARED (the kubelet's root dir) is
 #       made a shared mount first, so the volume mounts the kubelet makes
 #       under it still reach the machine's namespace, where dockerd runs.
+#       With LOGS, LOGS/pods and LOGS/containers are the kubelet's
+#       /var/log/pods and /var/log/containers: no flag of 1.7..1.23 moves
+#       them, and a kubelet's container GC removes the log directories of
+#       every pod it does not run there (the machine's, another node's).
 #
 # DIR keeps the files across runs: a kubelet switched in place finds what
 # the previous one wrote, as on a real machine. Files that exist are kept.
@@ -48,24 +52,38 @@ mount)
 	shadow "$2" "$3"
 	;;
 exec)
-	(($# >= 5)) && [[ $4 == -- ]] || die "usage: $0 exec DIR SHARED -- CMD [ARG...]"
-	dir=$2 shared=$3
+	usage="usage: $0 exec DIR SHARED [LOGS] -- CMD [ARG...]"
+	(($# >= 5)) || die "$usage"
+	dir=$2 shared=$3 logs=
+	if [[ $4 != -- ]]; then
+		logs=$4
+		shift
+	fi
+	[[ $4 == -- ]] || die "$usage"
 	shift 4
 	mkdir -p "$dir" "$shared"
 	mountpoint -q "$shared" || mount --bind "$shared" "$shared"
 	mount --make-shared "$shared"
-	exec unshare --mount --propagation unchanged -- "$0" inner "$dir" "$@"
+	exec unshare --mount --propagation unchanged -- "$0" inner "$dir" "$logs" "$@"
 	;;
 inner)
-	dir=$2
-	shift 2
+	dir=$2 logs=$3
+	shift 3
 	# The machine's /proc may be a shared mount (systemd makes every mount
 	# shared): the binds below must not propagate back to it.
 	mount --make-rprivate /proc
 	shadow "$dir" all
+	if [[ -n $logs ]]; then
+		for d in pods containers; do
+			mkdir -p "$logs/$d" "/var/log/$d"
+			# Only the mount holding it, not SHARED's, is made private here.
+			mount --make-private "$(findmnt -n -o TARGET --target "/var/log/$d")"
+			mount --bind "$logs/$d" "/var/log/$d"
+		done
+	fi
 	exec "$@"
 	;;
 *)
-	die "usage: $0 mount DIR node | exec DIR SHARED -- CMD [ARG...]"
+	die "usage: $0 mount DIR node | exec DIR SHARED [LOGS] -- CMD [ARG...]"
 	;;
 esac

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/checksums"
+	"kubelet-toolchain/scripts/internal/ctoolchain"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/glibc"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -91,11 +92,12 @@ type Step struct {
 
 // Paths are where one target of a release lives under _output/.
 type Paths struct {
-	Output string // _output: the cache (the C toolchain) is under it
-	Dir    string // _output/<release>/<target>
-	GOPATH string // Dir/gopath
-	Tree   string // GOPATH/src/k8s.io/kubernetes
-	Bin    string // the binaries, replaced as a whole by each build
+	// CToolchain is where the pinned C toolchain is kept (ctoolchain.Root).
+	CToolchain string
+	Dir        string // _output/<release>/<target>
+	GOPATH     string // Dir/gopath
+	Tree       string // GOPATH/src/k8s.io/kubernetes
+	Bin        string // the binaries, replaced as a whole by each build
 	// Binary is the kubelet (kubelet targets only).
 	Binary string
 }
@@ -108,7 +110,7 @@ func (p Paths) In(name string) string { return filepath.Join(p.Bin, name) }
 func targetPaths(output, release, name, bin string) Paths {
 	dir := filepath.Join(output, release, name)
 	gopath := filepath.Join(dir, "gopath")
-	return Paths{Output: output, Dir: dir, GOPATH: gopath, Tree: treeFrom(gopath), Bin: filepath.Join(dir, filepath.FromSlash(bin))}
+	return Paths{CToolchain: ctoolchain.Root(), Dir: dir, GOPATH: gopath, Tree: treeFrom(gopath), Bin: filepath.Join(dir, filepath.FromSlash(bin))}
 }
 
 // treeFrom returns the tree path inside a gopath directory.

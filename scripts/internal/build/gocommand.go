@@ -39,7 +39,7 @@ func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn b
 	env = []string{"GOTOOLCHAIN=" + r.Go, "GOOS=linux", "GOARCH=amd64", "CGO_ENABLED=" + cgo, "GOWORK=off",
 		fmt.Sprintf("SOURCE_DATE_EPOCH=%d", r.BuildDate.Unix())}
 	if cgoOn {
-		env = append(env, ctoolchain.Env(ctoolchain.Dir(p.Output, r.CToolchain), r.CToolchain)...)
+		env = append(env, ctoolchain.Env(ctoolchain.Dir(p.CToolchain, r.CToolchain), r.CToolchain)...)
 	}
 	if r.Era == matrix.EraModules {
 		env = append(env, "GO111MODULE=on", "GOFLAGS=-mod=vendor")
@@ -53,13 +53,13 @@ func compileCommand(r *matrix.Release, vars [][2]string, extra []string, cgoOn b
 // with the pinned C toolchain (which must then be fetched first).
 func UsesCToolchain(env []string) bool { return slices.Contains(env, "CGO_ENABLED=1") }
 
-// EnsureCToolchain fetches and unpacks the pinned C toolchain under the
-// output directory of p when env builds cgo.
+// EnsureCToolchain fetches and unpacks the pinned C toolchain where p
+// keeps it when env builds cgo.
 func EnsureCToolchain(ctx context.Context, r *matrix.Release, p Paths, env []string, log io.Writer) error {
 	if !UsesCToolchain(env) {
 		return nil
 	}
-	_, err := ctoolchain.Ensure(ctx, p.Output, r.CToolchain, log)
+	_, err := ctoolchain.Ensure(ctx, p.CToolchain, r.CToolchain, log)
 	return err
 }
 

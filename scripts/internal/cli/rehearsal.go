@@ -19,13 +19,29 @@ import (
 // rehearsalFlags are shared by rehearsal run, up and down.
 type rehearsalFlags struct {
 	from, to, variant, manifests, images string
-	nodes                                int
+	nodes, instance                      int
 	bridge, bridgeCIDR                   string
 	settle                               time.Duration
 }
 
-func (f *rehearsalFlags) network() rehearsal.Network {
-	return rehearsal.Network{Bridge: f.bridge, CIDR: f.bridgeCIDR}
+// layout is the instance's layout for the repository at root.
+func (f *rehearsalFlags) layout(root string) (rehearsal.Layout, error) {
+	if err := rehearsal.CheckInstance(f.instance); err != nil {
+		return rehearsal.Layout{}, err
+	}
+	return rehearsal.NewLayoutFor(root, f.instance), nil
+}
+
+// network is the instance's bridge and subnet, unless the flags set them.
+func (f *rehearsalFlags) network(l rehearsal.Layout) rehearsal.Network {
+	nw := l.DefaultNetwork()
+	if f.bridge != "" {
+		nw.Bridge = f.bridge
+	}
+	if f.bridgeCIDR != "" {
+		nw.CIDR = f.bridgeCIDR
+	}
+	return nw
 }
 
 func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
@@ -34,8 +50,9 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "rehearsal",
 		Short: "Upgrade rehearsal on kind-style nodes: a real control plane, nodes as containers, pods through the API",
 	}
-	cmd.PersistentFlags().StringVar(&f.bridge, "bridge", envOr("REHEARSAL_BRIDGE", "kubelet-rh0"), "the rehearsal engine's bridge (env REHEARSAL_BRIDGE)")
-	cmd.PersistentFlags().StringVar(&f.bridgeCIDR, "bridge-cidr", envOr("REHEARSAL_BRIDGE_CIDR", "198.18.202.1/24"), "the bridge's address; the API server listens on it (env REHEARSAL_BRIDGE_CIDR)")
+	cmd.PersistentFlags().IntVar(&f.instance, "instance", 0, fmt.Sprintf("which of the machine's rehearsals, 0..%d: each has its own _output/rehearsal[-N], engine, bridge kubelet-rhN, subnet and control plane ports, so instances run side by side", rehearsal.MaxInstance))
+	cmd.PersistentFlags().StringVar(&f.bridge, "bridge", envOr("REHEARSAL_BRIDGE", ""), "the rehearsal engine's bridge (env REHEARSAL_BRIDGE; default kubelet-rhN)")
+	cmd.PersistentFlags().StringVar(&f.bridgeCIDR, "bridge-cidr", envOr("REHEARSAL_BRIDGE_CIDR", ""), "the bridge's address; the API server listens on it (env REHEARSAL_BRIDGE_CIDR; default 198.18.202.1/24 for instance 0, 198.18.<220+N>.1/24 for N)")
 
 	// up checks every input before anything is built or started.
 	up := func(cmd *cobra.Command, withTo bool) (rehearsal.UpOptions, *matrix.Release, matrix.Variant, error) {
@@ -44,6 +61,10 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 			return o, nil, "", &ExitError{Code: 2, Err: err}
 		}
 		if err := rehearsal.CheckNodes(f.nodes); err != nil {
+			return bad(err)
+		}
+		l, err := f.layout(g.root)
+		if err != nil {
 			return bad(err)
 		}
 		m, from, err := g.release(f.from)
@@ -77,12 +98,13 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 			if err := rehearsal.CheckImageFiles(strings.Fields(f.images)); err != nil {
 				return bad(err)
 			}
-			found := rehearsal.NewLayout(m.Root).ImageOnEngines(cmd.Context())
+			found := rehearsal.NewLayoutFor(m.Root, l.Instance).ImageOnEngines(cmd.Context())
 			if err := rehearsal.CheckImagesFound(strings.Fields(f.images), found); err != nil {
 				return bad(err)
 			}
 		}
-		unlock, err := rehearsal.LockMachine(m.Root, cmd.CommandPath())
+		l = rehearsal.NewLayoutFor(m.Root, l.Instance)
+		unlock, err := rehearsal.LockMachine(l, cmd.CommandPath())
 		if err != nil {
 			return bad(err)
 		}
@@ -91,7 +113,7 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 		if err != nil {
 			return o, nil, "", &ExitError{Code: 2, Err: err}
 		}
-		o = rehearsal.UpOptions{Matrix: m, From: from, Nodes: f.nodes, Network: f.network(), ControlPlaneBin: cpBin, Log: s.Err}
+		o = rehearsal.UpOptions{Matrix: m, Instance: l.Instance, From: from, Nodes: f.nodes, Network: f.network(l), ControlPlaneBin: cpBin, Log: s.Err}
 		return o, to, v, nil
 	}
 
@@ -119,7 +141,7 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 				}
 				return &ExitError{Code: 2, Err: err}
 			}
-			l := rehearsal.NewLayout(uo.Matrix.Root)
+			l := rehearsal.NewLayoutFor(uo.Matrix.Root, uo.Instance)
 			if err := rep.Write(l.Report()); err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -168,12 +190,16 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			if err != nil {
 				return err
 			}
-			unlock, err := rehearsal.LockMachine(root, cmd.CommandPath())
+			l, err := f.layout(root)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			unlock, err := rehearsal.LockMachine(l, cmd.CommandPath())
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
 			defer unlock()
-			if err := rehearsal.Down(cmd.Context(), root, f.network(), true, s.Err); err != nil {
+			if err := rehearsal.Down(cmd.Context(), l, f.network(l), true, s.Err); err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
 			return nil
@@ -215,5 +241,9 @@ func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, 
 // leftRunning says, after an interrupt, what of the rehearsal may still
 // run and how to remove it (it is kept so that a next run can reuse it).
 func leftRunning(s Streams, o rehearsal.UpOptions) {
-	fmt.Fprintf(s.Err, "interrupted: the rehearsal's engine (bridge %s), its node containers and the control plane may still run; `make rehearsal-down` removes all of them (a next `make rehearsal` reuses or replaces them)\n", o.Network.Bridge)
+	down := "`make rehearsal-down`"
+	if o.Instance > 0 {
+		down = fmt.Sprintf("`toolchain rehearsal down --instance %d`", o.Instance)
+	}
+	fmt.Fprintf(s.Err, "interrupted: the rehearsal's engine (bridge %s), its node containers and the control plane may still run; %s removes all of them (a next run reuses or replaces them)\n", o.Network.Bridge, down)
 }

@@ -26,17 +26,23 @@ import (
 	"kubelet-toolchain/tools/poll"
 )
 
-// The cluster's addresses. The API server listens only on the rehearsal
-// engine's bridge (the nodes' side) and is reached from the machine on
-// that address too; etcd and the other components' health ports stay on
-// loopback. The ports are not the defaults, so a real control plane on
+// Ports are a control plane's. The API server listens only on the
+// rehearsal engine's bridge (the nodes' side) and is reached from the
+// machine on that address too; etcd and the other components' health
+// ports stay on loopback. None is a default, so a real control plane on
 // the machine is never in the way (or reached).
+type Ports struct {
+	API, EtcdClient, EtcdPeer, Scheduler, Controller int
+}
+
+// PortsFor are the ports of the machine's n-th control plane (0: make
+// rehearsal's), 10 apart, so control planes run side by side.
+func PortsFor(n int) Ports {
+	return Ports{API: 26443 + n, EtcdClient: 22379 + 10*n, EtcdPeer: 22380 + 10*n, Scheduler: 20251 + 10*n, Controller: 20252 + 10*n}
+}
+
+// The cluster's networks, inside its nodes.
 const (
-	APIPort             = 26443
-	etcdClientPort      = 22379
-	etcdPeerPort        = 22380
-	schedulerPort       = 20251
-	controllerPort      = 20252
 	ServiceCIDR         = "10.96.0.0/16"
 	ClusterCIDR         = "10.244.0.0/16"
 	kubernetesServiceIP = "10.96.0.1"
@@ -62,12 +68,13 @@ type ControlPlane struct {
 	Etcd string
 	// Address is the bridge address the API server listens on.
 	Address string
+	Ports   Ports
 	Log     func(string, ...any)
 }
 
 // Server is the API server's URL.
 func (cp *ControlPlane) Server() string {
-	return "https://" + net.JoinHostPort(cp.Address, strconv.Itoa(APIPort))
+	return "https://" + net.JoinHostPort(cp.Address, strconv.Itoa(cp.Ports.API))
 }
 
 // WritePKI makes the cluster's CA, the control plane's certificates and
@@ -174,8 +181,8 @@ type daemon struct {
 func (cp *ControlPlane) daemons() []daemon {
 	pki := cp.Layout.PKI()
 	p := func(f string) string { return filepath.Join(pki, f) }
-	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", etcdClientPort)
-	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", etcdPeerPort)
+	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdClient)
+	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdPeer)
 	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
 	return []daemon{{
 		name: "etcd", bin: cp.Etcd,
@@ -201,7 +208,7 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--etcd-certfile=" + p("apiserver-etcd-client.crt"), "--etcd-keyfile=" + p("apiserver-etcd-client.key"),
 			"--anonymous-auth=false", "--profiling=false",
 			"--bind-address=" + cp.Address, "--advertise-address=" + cp.Address,
-			fmt.Sprintf("--secure-port=%d", APIPort), "--insecure-port=0",
+			fmt.Sprintf("--secure-port=%d", cp.Ports.API), "--insecure-port=0",
 			"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
 			"--client-ca-file=" + p("ca.crt"),
 			"--service-account-key-file=" + p("sa.pub"),
@@ -223,7 +230,7 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--kubeconfig=" + p("controller-manager.kubeconfig"),
 			// 1.9 serves its health port over plain HTTP only (no
 			// --secure-port yet): loopback, without profiling.
-			"--address=127.0.0.1", fmt.Sprintf("--port=%d", controllerPort),
+			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Controller),
 			"--profiling=false", "--leader-elect=false",
 			"--service-account-private-key-file=" + p("sa.key"),
 			"--root-ca-file=" + p("ca.crt"),
@@ -231,15 +238,15 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--cluster-signing-cert-file=" + p("ca.crt"), "--cluster-signing-key-file=" + p("ca.key"),
 			"--v=1",
 		},
-		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", controllerPort),
+		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Controller),
 	}, {
 		name: "kube-scheduler", bin: bin("kube-scheduler"),
 		args: []string{
 			"--kubeconfig=" + p("scheduler.kubeconfig"),
-			"--address=127.0.0.1", fmt.Sprintf("--port=%d", schedulerPort),
+			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Scheduler),
 			"--profiling=false", "--leader-elect=false", "--v=1",
 		},
-		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", schedulerPort),
+		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Scheduler),
 	}}
 }
 

@@ -41,10 +41,19 @@ func EnsureEtcd(ctx context.Context, cacheDir string, log func(string, ...any)) 
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	log("fetching Debian's %s %s", etcdPackage, version)
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return "", err
 	}
+	// Rehearsals side by side share the cache: one fetches.
+	unlock, err := fsutil.Lock(dir+".lock", nil)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	log("fetching Debian's %s %s", etcdPackage, version)
 	tmp, err := os.MkdirTemp(cacheDir, ".etcd-*")
 	if err != nil {
 		return "", err

@@ -50,7 +50,7 @@ func TestEnsureUnpacksAVerifiedTarball(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir != filepath.Join(out, "cache", "ctoolchain", "scope-zig-x-0.11.0") {
+	if dir != filepath.Join(out, "scope-zig-x-0.11.0") {
 		t.Errorf("dir %s", dir)
 	}
 	if fi, err := os.Stat(Zig(dir)); err != nil || fi.Mode().Perm() != 0o755 {

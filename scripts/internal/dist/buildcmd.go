@@ -19,10 +19,10 @@ const treeInSource = "src/k8s.io/kubernetes"
 // rendered as "$PWD" (the top directory of the extracted tarball).
 const gopathMarker = "/__GOPATH__"
 
-// outputMarker stands for the toolchain's output directory; the C
-// toolchain under it is rendered as $CTOOLCHAIN, which the line's wrapper
-// (build.sh, the spec's %build) sets to where it unpacked the toolchain.
-const outputMarker = "/__OUTPUT__"
+// ctoolchainMarker stands for where C toolchains are kept; the toolchain
+// under it is rendered as $CTOOLCHAIN, which the line's wrapper (build.sh,
+// the spec's %build) sets to where it unpacked the toolchain.
+const ctoolchainMarker = "/__CTOOLCHAIN__"
 
 // CToolchainVar is the shell variable the build line reads the C
 // toolchain's directory from.
@@ -36,9 +36,9 @@ const CToolchainVar = "CTOOLCHAIN"
 // withCToolchain the line builds cgo with the machine's own cc instead:
 // the binary then needs the glibc of the machine it was built on.
 func BuildCommand(r *matrix.Release, v matrix.Variant, withCToolchain bool) string {
-	p := build.Paths{Output: outputMarker, GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
+	p := build.Paths{CToolchain: ctoolchainMarker, GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
 	args, env := build.CompileCommand(r, v, p)
-	cdir := ctoolchain.Dir(outputMarker, r.CToolchain)
+	cdir := ctoolchain.Dir(ctoolchainMarker, r.CToolchain)
 	out := "kubelet"
 	var b []string
 	if r.Era == matrix.EraModules {

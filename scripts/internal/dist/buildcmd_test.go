@@ -18,7 +18,7 @@ func TestBuildCommand(t *testing.T) {
 			t.Errorf("godeps command lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, gopathMarker) || strings.Contains(got, outputMarker) || strings.Contains(got, "\n") {
+	if strings.Contains(got, gopathMarker) || strings.Contains(got, ctoolchainMarker) || strings.Contains(got, "\n") {
 		t.Errorf("not a clean one-liner:\n%s", got)
 	}
 	// The Debian source's line: cgo with the machine's cc.

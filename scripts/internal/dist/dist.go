@@ -245,7 +245,7 @@ func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, 
 	}
 	if r.CGO {
 		// The C toolchain as fetched and verified (build.sh checks it again).
-		if err := t.Add(Entry{Name: top + r.CToolchain.Tarball(), Src: ctoolchain.Tarball(p.Output, r.CToolchain)}); err != nil {
+		if err := t.Add(Entry{Name: top + r.CToolchain.Tarball(), Src: ctoolchain.Tarball(p.CToolchain, r.CToolchain)}); err != nil {
 			return nil, err
 		}
 	}

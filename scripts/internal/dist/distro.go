@@ -184,5 +184,5 @@ func cToolchainSource(m *matrix.Matrix, r *matrix.Release) (name, path string) {
 	if !r.CGO {
 		return "", ""
 	}
-	return r.CToolchain.Tarball(), ctoolchain.Tarball(m.OutputDir(), r.CToolchain)
+	return r.CToolchain.Tarball(), ctoolchain.Tarball(ctoolchain.Root(), r.CToolchain)
 }

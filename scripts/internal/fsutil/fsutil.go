@@ -166,3 +166,22 @@ func MountsUnder(mountinfo []byte, dir string) []string {
 	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }
+
+// UserCacheEnv overrides where UserCache keeps its directories.
+const UserCacheEnv = "KUBELET_TOOLCHAIN_CACHE"
+
+// UserCache is a directory for what every checkout of this user may share,
+// beside Go's own caches: content-addressed downloads and builds (the C
+// toolchain, the node image's root filesystem). $KUBELET_TOOLCHAIN_CACHE/
+// name, else <user cache dir>/kubelet-toolchain/name. make clean leaves it.
+func UserCache(name string) string {
+	base := os.Getenv(UserCacheEnv)
+	if base == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			dir = os.TempDir()
+		}
+		base = filepath.Join(dir, "kubelet-toolchain")
+	}
+	return filepath.Join(base, name)
+}

@@ -11,8 +11,10 @@ import (
 // TestShadowKeepsWritesOffTheMachine runs a stand-in for a kubelet through
 // scripts/node/shadow-sysctls.sh: it must read the Linux default whatever
 // the machine holds, its write must land in the shadow file, the machine's
-// value must stay, and a mount made under the shared dir must reach the
-// machine's namespace (where dockerd sees the kubelet's volume mounts).
+// value must stay, a mount made under the shared dir must reach the
+// machine's namespace (where dockerd sees the kubelet's volume mounts), and
+// what it writes in /var/log/pods and /var/log/containers must land in its
+// own log dir, the machine's left as they were.
 func TestShadowKeepsWritesOffTheMachine(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("needs root (mount namespaces): make test runs as root")
@@ -22,7 +24,8 @@ func TestShadowKeepsWritesOffTheMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	sysctls, shared := filepath.Join(dir, "sysctls"), filepath.Join(dir, "root")
+	sysctls, shared, logs := filepath.Join(dir, "sysctls"), filepath.Join(dir, "root"), filepath.Join(dir, "logs")
+	marker := "shadow-test-" + filepath.Base(dir)
 	t.Cleanup(func() {
 		exec.Command("umount", "-R", "-l", shared).Run()
 	})
@@ -33,8 +36,9 @@ func TestShadowKeepsWritesOffTheMachine(t *testing.T) {
 	const key = "kernel/panic" // the kubelet wants 10, Linux's default is 0
 	child := `echo "read=$(cat /proc/sys/` + key + `)"; echo 10 >/proc/sys/` + key + `
 echo "shadows=$(grep -c ' /proc/sys/' /proc/self/mountinfo)"
-mkdir -p "$1/vol" && mount -t tmpfs shadow-test "$1/vol"`
-	out, err := exec.Command(script, "exec", sysctls, shared, "--", "sh", "-c", child, "sh", shared).CombinedOutput()
+mkdir -p "$1/vol" && mount -t tmpfs shadow-test "$1/vol"
+mkdir /var/log/pods/$2 && ln -s /dev/null /var/log/containers/$2.log`
+	out, err := exec.Command(script, "exec", sysctls, shared, logs, "--", "sh", "-c", child, "sh", shared, marker).CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", script, err, out)
 	}
@@ -53,6 +57,15 @@ mkdir -p "$1/vol" && mount -t tmpfs shadow-test "$1/vol"`
 	}
 	if c := Compare(machineBefore, after, nil); len(c) != 0 {
 		t.Errorf("the machine changed: %v", c)
+	}
+	for _, p := range []string{"pods/" + marker, "containers/" + marker + ".log"} {
+		if _, err := os.Lstat(filepath.Join("/var/log", p)); err == nil {
+			os.RemoveAll(filepath.Join("/var/log", p))
+			t.Errorf("/var/log/%s was written on the machine, not in the child's own log dir", p)
+		}
+		if _, err := os.Lstat(filepath.Join(logs, p)); err != nil {
+			t.Errorf("the child's /var/log/%s is not in its log dir: %v", p, err)
+		}
 	}
 	mounts, _ := os.ReadFile("/proc/self/mountinfo")
 	if !strings.Contains(string(mounts), " "+filepath.Join(shared, "vol")+" ") {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -37,6 +38,15 @@ func BuildCNIPlugins(ctx context.Context, outDir string) (string, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		return "", fmt.Errorf("CNI plugins %s: %w", CNIPluginsVersion, err)
+	}
+	// Rehearsals side by side and the nodes suite share this directory.
+	unlock, err := fsutil.Lock(filepath.Join(filepath.Dir(bin), ".lock"), nil)
+	if err != nil {
+		return "", fmt.Errorf("CNI plugins %s: %w", CNIPluginsVersion, err)
+	}
+	defer unlock()
+	if haveAll(bin) {
+		return bin, nil
 	}
 	tmp, err := os.MkdirTemp(filepath.Dir(bin), ".bin-")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/tools/debroot"
 )
 
@@ -28,9 +29,10 @@ var ImagePackages = []string{
 }
 
 // ImageCacheDir is where the node image's root filesystem tarballs are
-// kept for the repository at root: one place for the rehearsal and the
-// nodes' own tests, so the image is built once.
-func ImageCacheDir(root string) string { return filepath.Join(root, "_output", "cache", "node-image") }
+// kept, named by their cache key: one place for every checkout's
+// rehearsals and nodes tests, so the image is built once per Debian
+// snapshot, not once per clean clone (mmdebstrap: minutes).
+func ImageCacheDir() string { return fsutil.UserCache("node-image") }
 
 // ImageOptions says where the node image is built.
 type ImageOptions struct {
@@ -62,6 +64,13 @@ func EnsureImage(ctx context.Context, o ImageOptions) (string, error) {
 		return "", fmt.Errorf("node image: %w", err)
 	}
 	tarPath := filepath.Join(o.Dir, "node-"+key+".tar")
+	// Rehearsals side by side and the nodes suite share the cache: one
+	// builds, the others wait and import its tarball.
+	unlock, err := fsutil.Lock(tarPath+".lock", func() { klog.Infof("node image: waiting for another build of %s", tarPath) })
+	if err != nil {
+		return "", fmt.Errorf("node image: %w", err)
+	}
+	defer unlock()
 	if _, err := os.Stat(tarPath); err != nil {
 		if err := root.Build(ctx, tarPath, klog.Infof); err != nil {
 			return "", fmt.Errorf("node image: %w", err)

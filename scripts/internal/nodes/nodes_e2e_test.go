@@ -172,7 +172,7 @@ func newCluster(t *testing.T, short string, clamp bool) *Cluster {
 	t.Helper()
 	root, e := e2eEnv(t)
 	ctx := context.Background()
-	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
+	image, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,11 +222,11 @@ func writeClientCA(t *testing.T, dir string) {
 }
 
 func TestNodeImage(t *testing.T) {
-	root, e := e2eEnv(t)
+	_, e := e2eEnv(t)
 	ctx := context.Background()
 	for i := range 2 {
 		start := time.Now()
-		tag, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir(root)})
+		tag, err := EnsureImage(ctx, ImageOptions{Engine: e, Dir: ImageCacheDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

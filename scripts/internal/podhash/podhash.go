@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 )
@@ -120,6 +121,12 @@ func Build(ctx context.Context, o build.Options) (*Helper, error) {
 	if o.Release.Era == matrix.EraModules {
 		pkg = "./cmd/podhash"
 	}
+	// Rehearsals side by side build the same helper: one at a time.
+	unlock, err := fsutil.Lock(filepath.Join(p.Dir, ".podhash.lock"), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: append(args, "-o", out, pkg), Dir: build.BuildDir(o.Release, p), Env: env}); err != nil {
 		return nil, fmt.Errorf("release %s %s: building cmd/podhash: %w", o.Release.Release, o.Variant, err)
 	}

@@ -33,8 +33,8 @@ import (
 // benchmarking range (unlikely on a real network) and differs from the
 // node e2e's engine, so both can run at once.
 type Network struct {
-	Bridge string // default kubelet-rh0
-	CIDR   string // the bridge's address, default 198.18.202.1/24
+	Bridge string // default: the instance's (Layout.DefaultNetwork)
+	CIDR   string // the bridge's address
 }
 
 // Address is the bridge's own IP (the API server's).
@@ -54,10 +54,12 @@ var baseImages = []string{"gcr.io/google_containers/pause-amd64:3.0", "e2e.local
 
 // UpOptions describe the cluster to bring up.
 type UpOptions struct {
-	Matrix  *matrix.Matrix
-	From    *matrix.Release
-	Nodes   int
-	Network Network
+	Matrix *matrix.Matrix
+	// Instance is which of the machine's rehearsals (Layout.Instance).
+	Instance int
+	From     *matrix.Release
+	Nodes    int
+	Network  Network
 	// ControlPlaneBin holds kube-apiserver & co. (make control-plane).
 	ControlPlaneBin string
 	Log             io.Writer
@@ -135,7 +137,7 @@ func kubeletFor(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matr
 // Up brings a cluster up, or reuses the running one if it was brought up
 // with the same FROM, node count and network.
 func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
-	l := NewLayout(o.Matrix.Root)
+	l := NewLayoutFor(o.Matrix.Root, o.Instance)
 	log := logger(o.Log)
 	addr, err := o.Network.Address()
 	if err != nil {
@@ -146,7 +148,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}
 	c := &Cluster{
 		Layout: l, From: o.From, log: log, Timings: map[string]time.Duration{},
-		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), BinDir: o.ControlPlaneBin, Address: addr, Log: log},
+		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), BinDir: o.ControlPlaneBin, Address: addr, Ports: l.Ports(), Log: log},
 		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.ControlPlane().Kubeconfig()},
 	}
 	var mu sync.Mutex // steps run side by side where they do not wait on each other
@@ -174,7 +176,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return c, c.KubeProxiesRunning(ctx)
 	}
 	// Anything left of an earlier cluster goes first; the engine stays up.
-	if err := Down(ctx, o.Matrix.Root, o.Network, false, o.Log); err != nil {
+	if err := Down(ctx, l, o.Network, false, o.Log); err != nil {
 		return nil, err
 	}
 	// FROM's kubelet, the node image and the node tools need nothing of
@@ -192,7 +194,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	})
 	g.Go(func() error {
 		return step("node image", func() (err error) {
-			c.nodes.Image, err = nodes.EnsureImage(gctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir(l.Root)})
+			c.nodes.Image, err = nodes.EnsureImage(gctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir()})
 			return err
 		})
 	})
@@ -278,7 +280,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	// Other checkouts' rehearsals wait for this one's down (LockMachine).
-	if err := setClusterOwner(l.Root, true); err != nil {
+	if err := setClusterOwner(l, true); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -429,8 +431,7 @@ func needsClamp() bool {
 // and networks carrying our label, the control plane's daemons, the
 // rehearsal's engine and bridge, and the cluster's state (etcd data,
 // credentials). Logs and the last report stay. Nothing else is touched.
-func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.Writer) error {
-	l := NewLayout(root)
+func Down(ctx context.Context, l Layout, nw Network, engineToo bool, log io.Writer) error {
 	say := logger(log)
 	var errs []error
 	if _, err := os.Stat(filepath.Join(l.Engine(), "docker.sock")); err == nil {
@@ -468,7 +469,7 @@ func Down(ctx context.Context, root string, nw Network, engineToo bool, log io.W
 				errs = append(errs, err)
 			}
 		}
-		if err := setClusterOwner(l.Root, false); err != nil {
+		if err := setClusterOwner(l, false); err != nil {
 			errs = append(errs, err)
 		}
 	}

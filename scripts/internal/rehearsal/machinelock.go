@@ -11,16 +11,26 @@ import (
 	"time"
 )
 
-// The rehearsal's bridge (kubelet-rh0) and its API server's port 26443 are
-// the machine's, not a checkout's: one rehearsal runs on a machine at a
-// time, from whichever checkout. A process holds an flock on lockPath
-// while it brings a cluster up, runs or removes it; ownerPath names the
-// checkout whose cluster stays up between runs (rehearsal up), until its
-// rehearsal down.
+// An instance's bridge, subnet and control plane ports (Layout) are the
+// machine's, not a checkout's: one rehearsal runs as an instance at a
+// time, from whichever checkout. A process holds an flock on the
+// instance's lock file while it brings a cluster up, runs or removes it;
+// the owner file names the checkout whose cluster stays up between runs
+// (rehearsal up), until its rehearsal down. What instances share (the
+// node image, etcd and CNI caches) is guarded where it is filled.
 var (
-	lockPath  = "/run/lock/kubelet-toolchain-rehearsal.lock"
-	ownerPath = "/run/lock/kubelet-toolchain-rehearsal.owner"
+	lockPath  = "/run/lock/kubelet-toolchain-rehearsal%s.lock"
+	ownerPath = "/run/lock/kubelet-toolchain-rehearsal%s.owner"
 )
+
+// instancePath is the lock or owner file of an instance (0: no suffix).
+func instancePath(pattern string, instance int) string {
+	suffix := ""
+	if instance > 0 {
+		suffix = fmt.Sprintf("-%d", instance)
+	}
+	return fmt.Sprintf(pattern, suffix)
+}
 
 // holder is what the lock file says of the process holding it.
 type holder struct {
@@ -34,11 +44,14 @@ type holder struct {
 // machine's rehearsal.
 var ErrMachineBusy = errors.New("the machine's rehearsal is taken")
 
-// LockMachine takes the machine's rehearsal for this process, for root's
-// command. It fails at once, naming the holder, when another process holds
-// it, or when another checkout's cluster is up. unlock releases it (the
-// kernel does too when the process ends, however it ends).
-func LockMachine(root, command string) (unlock func(), err error) {
+// LockMachine takes the machine's rehearsal instance of l for this
+// process, for its checkout's command. It fails at once, naming the
+// holder, when another process holds it, or when another checkout's
+// cluster is up on it. unlock releases it (the kernel does too when the
+// process ends, however it ends).
+func LockMachine(l Layout, command string) (unlock func(), err error) {
+	root := l.Root
+	lockPath := instancePath(lockPath, l.Instance)
 	if err := os.MkdirAll(filepath.Dir(lockPath), 0o755); err != nil {
 		return nil, err
 	}
@@ -60,7 +73,7 @@ func LockMachine(root, command string) (unlock func(), err error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}
-	if owner := clusterOwner(); owner != "" && owner != root {
+	if owner := clusterOwner(l.Instance); owner != "" && owner != root {
 		unlock()
 		return nil, fmt.Errorf("%w: the rehearsal cluster of %s is up; remove it there first (make rehearsal-down)", ErrMachineBusy, owner)
 	}
@@ -73,21 +86,22 @@ func LockMachine(root, command string) (unlock func(), err error) {
 
 // clusterOwner is the checkout whose cluster is up, if its state is still
 // there ("" otherwise: a stale record, say after the checkout was deleted).
-func clusterOwner() string {
-	data, err := os.ReadFile(ownerPath)
+func clusterOwner(instance int) string {
+	data, err := os.ReadFile(instancePath(ownerPath, instance))
 	if err != nil {
 		return ""
 	}
 	owner := strings.TrimSpace(string(data))
-	if _, err := os.Stat(filepath.Join(NewLayout(owner).Dir, "state.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(NewLayoutFor(owner, instance).Dir, "state.json")); err != nil {
 		return ""
 	}
 	return owner
 }
 
-// setClusterOwner records root as the owner of the cluster that is up;
-// "" clears the record if root holds it.
-func setClusterOwner(root string, up bool) error {
+// setClusterOwner records l's checkout as the owner of its instance's
+// cluster, which is up; !up clears the record if that checkout holds it.
+func setClusterOwner(l Layout, up bool) error {
+	root, ownerPath := l.Root, instancePath(ownerPath, l.Instance)
 	if up {
 		return os.WriteFile(ownerPath, []byte(root+"\n"), 0o644)
 	}

@@ -2,6 +2,7 @@ package rehearsal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,9 +120,10 @@ func TestCheckImageFiles(t *testing.T) {
 func TestLockMachine(t *testing.T) {
 	dir := t.TempDir()
 	oldLock, oldOwner := lockPath, ownerPath
-	lockPath, ownerPath = filepath.Join(dir, "rehearsal.lock"), filepath.Join(dir, "rehearsal.owner")
+	lockPath, ownerPath = filepath.Join(dir, "rehearsal%s.lock"), filepath.Join(dir, "rehearsal%s.owner")
 	defer func() { lockPath, ownerPath = oldLock, oldOwner }()
-	a, b := t.TempDir(), t.TempDir()
+	ra, rb := t.TempDir(), t.TempDir()
+	a, b := NewLayout(ra), NewLayout(rb)
 
 	unlock, err := LockMachine(a, "rehearsal run")
 	if err != nil {
@@ -129,16 +131,22 @@ func TestLockMachine(t *testing.T) {
 	}
 	// A second run, from another checkout, is refused at once, naming the
 	// holder (flock is per open file, so this process stands for another).
-	if _, err := LockMachine(b, "rehearsal up"); !errors.Is(err, ErrMachineBusy) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), "rehearsal run") {
-		t.Fatalf("second lock: %v; want busy, naming %s and its command", err, a)
+	if _, err := LockMachine(b, "rehearsal up"); !errors.Is(err, ErrMachineBusy) || !strings.Contains(err.Error(), ra) || !strings.Contains(err.Error(), "rehearsal run") {
+		t.Fatalf("second lock: %v; want busy, naming %s and its command", err, ra)
 	}
+	// Another instance (its own bridge, subnet and ports) is not taken.
+	unlockOther, err := LockMachine(NewLayoutFor(rb, 3), "rehearsal run")
+	if err != nil {
+		t.Fatalf("instance 3 while instance 0 runs: %v", err)
+	}
+	unlockOther()
 	unlock()
 
 	// a's cluster stays up after its process: b is refused until a's down.
-	if err := os.MkdirAll(NewLayout(a).Dir, 0o755); err != nil {
+	if err := os.MkdirAll(a.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(NewLayout(a).Dir, "state.json"), []byte("{}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(a.Dir, "state.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := setClusterOwner(a, true); err != nil {
@@ -153,7 +161,7 @@ func TestLockMachine(t *testing.T) {
 	}
 	unlockA()
 	setClusterOwner(b, false) // not b's record: kept
-	if _, err := os.Stat(ownerPath); err != nil {
+	if _, err := os.Stat(instancePath(ownerPath, 0)); err != nil {
 		t.Fatalf("b cleared a's record: %v", err)
 	}
 	setClusterOwner(a, false)
@@ -162,6 +170,28 @@ func TestLockMachine(t *testing.T) {
 		t.Fatalf("after a's down: %v", err)
 	}
 	unlockB()
+}
+
+func TestInstancesShareNothingMachineWide(t *testing.T) {
+	seen := map[string]int{}
+	for n := 0; n <= MaxInstance; n++ {
+		l := NewLayoutFor("/repo", n)
+		nw, p := l.DefaultNetwork(), l.Ports()
+		for _, k := range []string{l.Dir, nw.Bridge, nw.CIDR, fmt.Sprint("port ", p.API), fmt.Sprint("port ", p.EtcdClient),
+			fmt.Sprint("port ", p.EtcdPeer), fmt.Sprint("port ", p.Scheduler), fmt.Sprint("port ", p.Controller),
+			instancePath(lockPath, n)} {
+			if m, dup := seen[k]; dup {
+				t.Errorf("instances %d and %d share %s", m, n, k)
+			}
+			seen[k] = n
+		}
+		if len(nw.Bridge) > 15 {
+			t.Errorf("instance %d: bridge name %q longer than IFNAMSIZ-1", n, nw.Bridge)
+		}
+	}
+	if NewLayout("/repo").DefaultNetwork() != (Network{Bridge: "kubelet-rh0", CIDR: "198.18.202.1/24"}) || NewLayout("/repo").Ports().API != 26443 {
+		t.Error("instance 0 is no longer make rehearsal's kubelet-rh0, 198.18.202.1/24, API port 26443")
+	}
 }
 
 func TestReuseRefusal(t *testing.T) {

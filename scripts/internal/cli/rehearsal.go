@@ -63,14 +63,14 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 		if err := rehearsal.CheckNodes(f.nodes); err != nil {
 			return bad(err)
 		}
-		l, err := f.layout(g.root)
-		if err != nil {
+		if err := rehearsal.CheckInstance(f.instance); err != nil {
 			return bad(err)
 		}
 		m, from, err := g.release(f.from)
 		if err != nil {
 			return bad(fmt.Errorf("FROM: %w", err))
 		}
+		l := rehearsal.NewLayoutFor(m.Root, f.instance)
 		cp, err := m.Lookup(controlPlaneRelease)
 		if err != nil {
 			return bad(err)
@@ -98,12 +98,11 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 			if err := rehearsal.CheckImageFiles(strings.Fields(f.images)); err != nil {
 				return bad(err)
 			}
-			found := rehearsal.NewLayoutFor(m.Root, l.Instance).ImageOnEngines(cmd.Context())
+			found := l.ImageOnEngines(cmd.Context())
 			if err := rehearsal.CheckImagesFound(strings.Fields(f.images), found); err != nil {
 				return bad(err)
 			}
 		}
-		l = rehearsal.NewLayoutFor(m.Root, l.Instance)
 		unlock, err := rehearsal.LockMachine(l, cmd.CommandPath())
 		if err != nil {
 			return bad(err)

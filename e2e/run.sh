@@ -29,7 +29,8 @@
 # suite gets its JUnit report (junit-<suite>.xml) and a summary line.
 #
 # E2E_SPECS picks specs within the Ginkgo suites: ci (default, without
-# "extended"), extended (only those) or all. docs/e2e.md says what CI
+# "extended"), extended (only those) or all; E2E_FOCUS, when set, only the
+# specs whose text matches it (Ginkgo's --focus). docs/e2e.md says what CI
 # runs and what `make test-all` adds.
 #
 # The machine's kernel settings and loaded modules are recorded once
@@ -116,7 +117,7 @@ run_ginkgo() {
   rm -f "$out/summary.txt"
   s=$(date +%s)
   (cd "$root/e2e" && E2E_ENGINES="$engines" E2E_REPORT_DIR="$out" E2E_SUITES="$*" \
-    go tool ginkgo --procs="$procs" --label-filter="$filter" --timeout=75m --no-color -v \
+    go tool ginkgo --procs="$procs" --label-filter="$filter" ${E2E_FOCUS:+--focus="$E2E_FOCUS"} --timeout=75m --no-color -v \
     --output-dir="$out" --json-report="report-$name.json" ./node) 2>&1 | tee "$out/ginkgo-$name.log" || rc=$?
   secs=$(( $(date +%s) - s ))
   if [ -f "$out/summary.txt" ]; then

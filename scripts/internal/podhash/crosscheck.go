@@ -31,6 +31,29 @@ type Crosscheck struct {
 	Seed  int64
 	// Log receives the builds' progress, Out the results.
 	Log, Out io.Writer
+
+	// built holds each release+variant's helper once built: a build links
+	// the kubelet and the helper (about 10 s and 3 s), and a run asks for
+	// each one up to ten times.
+	built map[string]*Helper
+}
+
+// helper builds r's helper of variant v once per run; each caller gets its
+// own copy to set Options on.
+func (c *Crosscheck) helper(ctx context.Context, r *matrix.Release, v matrix.Variant) (*Helper, error) {
+	key := r.Release + "/" + string(v)
+	if c.built[key] == nil {
+		h, err := BuildFor(ctx, c.Matrix, r, v, c.Log)
+		if err != nil {
+			return nil, err
+		}
+		if c.built == nil {
+			c.built = map[string]*Helper{}
+		}
+		c.built[key] = h
+	}
+	h := *c.built[key]
+	return &h, nil
 }
 
 // Run checks the property on a generated corpus for every release with a
@@ -99,7 +122,7 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 
 // hash runs the helper of a release+variant on a pods file.
 func (c *Crosscheck) hash(ctx context.Context, r *matrix.Release, v matrix.Variant, pods string) ([]Result, error) {
-	h, err := BuildFor(ctx, c.Matrix, r, v, c.Log)
+	h, err := c.helper(ctx, r, v)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +319,7 @@ func (c *Crosscheck) staticPrivileged(ctx context.Context, r *matrix.Release, po
 			}
 		}
 	}
-	h, err := BuildFor(ctx, c.Matrix, r, matrix.Vanilla, c.Log)
+	h, err := c.helper(ctx, r, matrix.Vanilla)
 	if err != nil {
 		return err
 	}
@@ -338,7 +361,7 @@ func (c *Crosscheck) staticPrivileged(ctx context.Context, r *matrix.Release, po
 func (c *Crosscheck) staticUIDs(ctx context.Context, old, r *matrix.Release, pods string) error {
 	allowed := true
 	uids := func(rel *matrix.Release, v matrix.Variant) (map[string]string, error) {
-		h, err := BuildFor(ctx, c.Matrix, rel, v, c.Log)
+		h, err := c.helper(ctx, rel, v)
 		if err != nil {
 			return nil, err
 		}

@@ -28,10 +28,14 @@ type OfficialBuild struct {
 func (b OfficialBuild) CGO(binary string) bool { return !slices.Contains(b.Static, binary) }
 
 var (
-	staticRE    = regexp.MustCompile(`(?s)readonly KUBE_STATIC_LIBRARIES=\((.*?)\)`)
-	overridesRE = regexp.MustCompile(`read -ra KUBE_CGO_OVERRIDES <<< "\$\{KUBE_CGO_OVERRIDES:-([^}]*)\}"`)
-	gotagsRE    = regexp.MustCompile(`(?m)^\s*gotags="([^"$]*)`)
-	tagsFlagRE  = regexp.MustCompile(`-tags[ =]("[^"]*"|\S+)`)
+	staticRE = regexp.MustCompile(`(?s)readonly KUBE_STATIC_LIBRARIES=\((.*?)\)`)
+	// KUBE_CGO_OVERRIDES and KUBE_STATIC_OVERRIDES name binaries moved to
+	// cgo (to static) when set; their defaults are what `make release`
+	// uses. Read into the same name in 1.12..1.18, into <name>_LIST in 1.23.
+	overridesRE       = regexp.MustCompile(`read -ra KUBE_CGO_OVERRIDES(?:_LIST)? <<< "\$\{KUBE_CGO_OVERRIDES:-([^}]*)\}"`)
+	staticOverridesRE = regexp.MustCompile(`read -ra KUBE_STATIC_OVERRIDES(?:_LIST)? <<< "\$\{KUBE_STATIC_OVERRIDES:-([^}]*)\}"`)
+	gotagsRE          = regexp.MustCompile(`(?m)^\s*gotags="([^"$]*)`)
+	tagsFlagRE        = regexp.MustCompile(`-tags[ =]("[^"]*"|\S+)`)
 )
 
 // ReadOfficialBuild reads the official build's tags and static binaries
@@ -62,6 +66,14 @@ func parseOfficialBuild(sh string) (OfficialBuild, error) {
 			return b, fmt.Errorf("%s: KUBE_CGO_OVERRIDES is set in a form this reader does not know", golangSh)
 		}
 		b.Static = slices.DeleteFunc(b.Static, func(s string) bool { return slices.Contains(strings.Fields(o[1]), s) })
+	}
+	// Up to 1.9 KUBE_STATIC_OVERRIDES is only read from the environment
+	// (no default: empty in `make release`); a default in another form is
+	// refused.
+	if o := staticOverridesRE.FindStringSubmatch(sh); o != nil {
+		b.Static = append(b.Static, strings.Fields(o[1])...)
+	} else if strings.Contains(sh, "KUBE_STATIC_OVERRIDES=") || strings.Contains(sh, "KUBE_STATIC_OVERRIDES:-") {
+		return b, fmt.Errorf("%s: KUBE_STATIC_OVERRIDES is set in a form this reader does not know", golangSh)
 	}
 	usesGotags := false
 	for _, line := range strings.Split(sh, "\n") {

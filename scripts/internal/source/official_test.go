@@ -23,6 +23,18 @@ IFS=" " read -ra KUBE_CGO_OVERRIDES <<< "${KUBE_CGO_OVERRIDES:-}"
         go test -c -o "$(kube::golang::outfile_for_binary "${package}" "${platform}")" \
           -tags coverage \
 `
+	// 1.20..1.23: both override lists, read into <name>_LIST.
+	golang123 = `readonly KUBE_STATIC_LIBRARIES=(
+  kube-apiserver
+  kubectl
+)
+IFS=" " read -ra KUBE_CGO_OVERRIDES_LIST <<< "${KUBE_CGO_OVERRIDES:-}"
+readonly KUBE_CGO_OVERRIDES_LIST
+IFS=" " read -ra KUBE_STATIC_OVERRIDES_LIST <<< "${KUBE_STATIC_OVERRIDES:-}"
+readonly KUBE_STATIC_OVERRIDES_LIST
+    gotags="selinux,notest,$(echo "${GOFLAGS:-}" | sed -ne 's|.*-tags=\([^-]*\).*|\1|p')"
+      -tags "${gotags:-}"
+`
 	golang118 = golang112 + `    gotags="selinux,$(echo "${GOFLAGS:-}" | sed -e 's|.*-tags=\([^-]*\).*|\1|')"
       -tags "${gotags:-}"
       -tags "${gotags:-}" \
@@ -39,6 +51,11 @@ func TestParseOfficialBuild(t *testing.T) {
 		{"1.12 (coverage tag only)", golang112, nil, true},
 		{"1.18 (gotags)", golang118, []string{"selinux"}, true},
 		{"1.20 (two tags)", strings.Replace(golang118, `"selinux,`, `"selinux,notest,`, 1), []string{"selinux", "notest"}, true},
+		{"1.9 (static overrides from the environment only)", golang17 + `  if [ -n "${KUBE_STATIC_OVERRIDES:+x}" ]; then
+    for e in "${KUBE_STATIC_OVERRIDES[@]}"; do [[ "$1" == *"/$e" ]] && return 0; done;
+`, nil, true},
+		{"1.23 (override lists)", golang123, []string{"selinux", "notest"}, true},
+		{"1.23, kubelet in the static overrides' default", strings.Replace(golang123, "KUBE_STATIC_OVERRIDES:-}", "KUBE_STATIC_OVERRIDES:-kubelet}", 1), []string{"selinux", "notest"}, false},
 		{"kubelet static", strings.Replace(golang112, "  kubectl\n", "  kubectl\n  kubelet\n", 1), nil, false},
 		{"kubelet static but overridden", strings.Replace(strings.Replace(golang112, "  kubectl\n", "  kubectl\n  kubelet\n", 1), `KUBE_CGO_OVERRIDES:-}`, `KUBE_CGO_OVERRIDES:-kubelet}`, 1), nil, true},
 	} {
@@ -66,6 +83,7 @@ func TestParseOfficialBuildRefuses(t *testing.T) {
 		{"unknown tags form", golang17 + "  go build -tags providerless\n", "providerless"},
 		{"gotags unset", golang17 + `  -tags "${gotags:-}"` + "\n", "sets gotags 0 times"},
 		{"unknown overrides form", golang17 + "KUBE_CGO_OVERRIDES=(kubectl)\n", "KUBE_CGO_OVERRIDES"},
+		{"unknown static overrides form", golang17 + "KUBE_STATIC_OVERRIDES=(kubelet)\n", "KUBE_STATIC_OVERRIDES"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parseOfficialBuild(tc.sh)

@@ -9,6 +9,7 @@ import (
 
 	dockerclient "github.com/docker/docker/client"
 	"github.com/google/cadvisor/container"
+	containerlibcontainer "github.com/google/cadvisor/container/libcontainer"
 	"github.com/google/cadvisor/manager/watcher"
 )
 
@@ -29,4 +30,18 @@ func setInspectTimeout(d time.Duration) (restore func()) {
 	old := inspectTimeout
 	inspectTimeout = d
 	return func() { inspectTimeout = old }
+}
+
+// testCgroupSubsystems is newDockerContainerHandler's cgroup argument.
+var testCgroupSubsystems = &containerlibcontainer.CgroupSubsystems{}
+
+func (r *rawFactory) NewContainerHandler(name string, _ bool) (container.ContainerHandler, error) {
+	r.handled = append(r.handled, name)
+	return nil, nil
+}
+
+// newContainerHandler runs cadvisor's factory loop on a container in the
+// host's namespaces.
+func newContainerHandler(name string) (container.ContainerHandler, bool, error) {
+	return container.NewContainerHandler(name, rawWatch, true)
 }

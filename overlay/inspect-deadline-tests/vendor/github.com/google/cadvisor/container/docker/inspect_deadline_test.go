@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/google/cadvisor/container"
-	containerlibcontainer "github.com/google/cadvisor/container/libcontainer"
 )
 
 // hung returns the id of a container whose inspect never answers. Each test
@@ -231,16 +230,13 @@ func TestCanHandleAndAcceptHungInspect(t *testing.T) {
 }
 
 // rawFactory stands in for cadvisor's raw factory, which accepts every
-// cgroup; it counts the containers it was given.
+// cgroup; it counts the containers it was given (its NewContainerHandler,
+// whose signature differs between releases, is in inspect_release_test.go).
 type rawFactory struct{ handled []string }
 
 func (r *rawFactory) String() string                                { return "raw" }
 func (r *rawFactory) DebugInfo() map[string][]string                { return nil }
 func (r *rawFactory) CanHandleAndAccept(string) (bool, bool, error) { return true, true, nil }
-func (r *rawFactory) NewContainerHandler(name string, _ bool) (container.ContainerHandler, error) {
-	r.handled = append(r.handled, name)
-	return nil, nil
-}
 
 // Through cadvisor's factory loop, as the manager creates containers: the
 // hung container gets no handler this round (the manager's createContainer
@@ -258,7 +254,7 @@ func TestHungContainerIsNotLeftToRawFactory(t *testing.T) {
 	var h container.ContainerHandler
 	var accept bool
 	var err error
-	within(t, fd, "NewContainerHandler(hung container)", func() { h, accept, err = container.NewContainerHandler(name, rawWatch, true) })
+	within(t, fd, "NewContainerHandler(hung container)", func() { h, accept, err = newContainerHandler(name) })
 	if h != nil || accept || err != nil || len(raw.handled) != 0 {
 		t.Fatalf("hung container: got handler %v, accept %v, err %v, raw factory given %q; want no handler, not accepted, no error and nothing for the raw factory (ignored this round)", h, accept, err, raw.handled)
 	}
@@ -281,7 +277,7 @@ func TestNewDockerContainerHandlerHungInspect(t *testing.T) {
 	}
 	newHandler := func(id string) (container.ContainerHandler, error) {
 		return newDockerContainerHandler(fd.client, "/kubepods/pod/"+id, nil, nil, overlay2StorageDriver,
-			storageDir, &containerlibcontainer.CgroupSubsystems{}, true, nil, []int{17, 3, 2},
+			storageDir, testCgroupSubsystems, true, nil, []int{17, 3, 2},
 			handlerMetrics, "", nil, nil)
 	}
 

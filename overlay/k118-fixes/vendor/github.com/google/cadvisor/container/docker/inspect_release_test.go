@@ -1,13 +1,14 @@
 package docker
 
 // What the shared inspect deadline tests (series inspect-deadline-tests)
-// need that differs between releases' cadvisor.
+// need that differs between releases' cadvisor: as 1.18 has it (v0.35).
 
 import (
 	"time"
 
 	dockerclient "github.com/docker/docker/client"
 	"github.com/google/cadvisor/container"
+	containerlibcontainer "github.com/google/cadvisor/container/libcontainer"
 	"github.com/google/cadvisor/watcher"
 )
 
@@ -28,4 +29,18 @@ func setInspectTimeout(d time.Duration) (restore func()) {
 	old := dockerTimeout
 	SetTimeout(d)
 	return func() { SetTimeout(old) }
+}
+
+// testCgroupSubsystems is newDockerContainerHandler's cgroup argument.
+var testCgroupSubsystems = &containerlibcontainer.CgroupSubsystems{}
+
+func (r *rawFactory) NewContainerHandler(name string, _ bool) (container.ContainerHandler, error) {
+	r.handled = append(r.handled, name)
+	return nil, nil
+}
+
+// newContainerHandler runs cadvisor's factory loop on a container in the
+// host's namespaces.
+func newContainerHandler(name string) (container.ContainerHandler, bool, error) {
+	return container.NewContainerHandler(name, rawWatch, true)
 }

@@ -1,7 +1,8 @@
 package dockershim
 
 // What the shared inspect deadline tests (series inspect-deadline-tests)
-// need that differs between releases' dockershim: as 1.18 and 1.23 have it.
+// need that differs between releases' dockershim: as 1.18, 1.22 and 1.23
+// have it.
 
 import (
 	"context"

@@ -1,7 +1,8 @@
 package docker
 
 // What the shared inspect deadline tests (series inspect-deadline-tests)
-// need that differs between releases' cadvisor: as 1.18 has it (v0.35).
+// need that differs between releases' cadvisor: as 1.18 and 1.22 have it
+// (v0.35, v0.39).
 
 import (
 	"time"

@@ -69,7 +69,10 @@ func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths
 	if err := build.EnsureCToolchain(ctx, r, p, env, w); err != nil {
 		return err
 	}
-	args := []string{"test", "-vet=off", "-count=1"}
+	// -trimpath as the builds have it: Go's build cache keys a package
+	// compiled without it by its directory, so a new checkout recompiled
+	// every test binary's dependencies (1.22.17: 226 s against 19 s).
+	args := []string{"test", "-trimpath", "-vet=off", "-count=1"}
 	// The kubelet's own -ldflags and tags: the tests see the baselines it
 	// stamps and the code the official build compiled.
 	for i, a := range compile {

@@ -58,13 +58,36 @@ func StartDaemon(ctx context.Context, d Daemon) (int, error) {
 	}
 	pid := cmd.Process.Pid
 	// Reap it if it dies while we still run; after we exit, init does.
-	go cmd.Wait()
-	if err := os.WriteFile(d.PidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Start returns once the child has exec'd, but the kernel fills in the
+	// new program's arguments a moment later: until then its
+	// /proc/<pid>/cmdline is empty and DaemonPid does not know it
+	// (kube-controller-manager: empty in 8 of 200 reads right after Start on
+	// an idle machine; on a busy one a health check took a starting control
+	// plane component for dead). Return once it is recognisable, so
+	// DaemonPid holds from here on.
+	err = poll.Until(ctx, recogniseTimeout, 5*time.Millisecond, func(context.Context) (bool, error) {
+		select {
+		case werr := <-exited:
+			return false, poll.Stop(fmt.Errorf("exited at start (%v); see %s", werr, d.Log))
+		default:
+		}
+		return isDaemon(pid, d.Marker), nil
+	})
+	if err == nil {
+		err = os.WriteFile(d.PidFile, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+	}
+	if err != nil {
 		cmd.Process.Kill()
-		return 0, err
+		return 0, &Error{Command: CommandLine(c), Err: err}
 	}
 	return pid, nil
 }
+
+// recogniseTimeout bounds how long a started daemon may take to show its
+// arguments in /proc (its binary's headers read from disk).
+const recogniseTimeout = 30 * time.Second
 
 // DaemonPid returns the pid in pidFile if it names a live process whose
 // command line holds marker.
@@ -77,17 +100,23 @@ func DaemonPid(pidFile, marker string) (int, bool) {
 	if err != nil || pid <= 0 {
 		return 0, false
 	}
+	return pid, isDaemon(pid, marker)
+}
+
+// isDaemon reports whether pid is a live process whose command line holds
+// marker.
+func isDaemon(pid int, marker string) bool {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil || !argsHold(strings.Split(string(raw), "\x00"), marker) {
-		return 0, false
+		return false
 	}
 	// A zombie (exited, not yet reaped) is not running.
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
 		if f := strings.Fields(string(st[strings.LastIndexByte(string(st), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-			return 0, false
+			return false
 		}
 	}
-	return pid, true
+	return true
 }
 
 // StopDaemon stops the daemon pidFile names (SIGTERM, then SIGKILL after

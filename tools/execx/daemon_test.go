@@ -2,8 +2,11 @@ package execx
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,5 +54,55 @@ func TestStartDaemonNeedsItsMarker(t *testing.T) {
 	_, err := StartDaemon(context.Background(), Daemon{Name: "sleep", Args: []string{"1"}, Log: filepath.Join(dir, "l"), PidFile: filepath.Join(dir, "p"), Marker: dir})
 	if err == nil {
 		t.Fatal("a daemon whose arguments lack the marker was started: it could never be stopped safely")
+	}
+}
+
+// A daemon is recognised from the moment StartDaemon returns. Right after
+// exec its /proc/<pid>/cmdline is briefly empty (sleep: 65 of 200 reads
+// right after Start), and on a busy machine a health check that asked then
+// took a starting kube-controller-manager for dead. Starts side by side
+// keep the cores busy, as CI does.
+func TestStartedDaemonIsRecognisedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	stop := make(chan struct{})
+	defer close(stop)
+	for range 2 * runtime.NumCPU() {
+		go func() { // keep the cores busy, as CI does
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}()
+	}
+	errs := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			errs <- func() error {
+				// sleep adds its arguments up: the second one is the marker.
+				marker := fmt.Sprintf("0.%d%d", os.Getpid(), w)
+				pidFile := filepath.Join(dir, fmt.Sprintf("sleep-%d.pid", w))
+				for i := range 250 {
+					d := Daemon{Name: "sleep", Args: []string{"300", marker}, Log: filepath.Join(dir, "sleep.log"), PidFile: pidFile, Marker: marker}
+					pid, err := StartDaemon(context.Background(), d)
+					if err != nil {
+						return err
+					}
+					got, ok := DaemonPid(pidFile, marker)
+					syscall.Kill(pid, syscall.SIGKILL) // StopDaemon has tests of its own
+					if !ok || got != pid {
+						return fmt.Errorf("start %d of %s: DaemonPid right after StartDaemon = %d, %v; want %d, true", i, marker, got, ok, pid)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

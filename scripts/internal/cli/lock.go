@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 
 	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -72,12 +74,41 @@ func checkLock(ctx context.Context, s Streams, o lock.Options) error {
 
 // checkLocks checks the lock of every release the proxy serves (a release
 // with a stand-in is not downloadable here), calling fail for each failure.
+// The checks run side by side: on a fresh machine each one waits on
+// downloads (the release's zip, every module its lock names, the checksum
+// database), one after another they took 9 minutes with the cores idle.
+// Each check's output is kept and printed in the matrix's order.
 func checkLocks(ctx context.Context, s Streams, m *matrix.Matrix, fail func(what string, err error)) {
+	type result struct {
+		out, log bytes.Buffer
+		err      error
+	}
+	var rs []*matrix.Release
 	for i := range m.Releases {
 		if r := &m.Releases[i]; r.StandIn == "" {
-			if err := checkLock(ctx, s, lock.Options{Matrix: m, Release: r, Log: s.Err}); err != nil {
-				fail("lock "+r.Lock(), err)
-			}
+			rs = append(rs, r)
+		}
+	}
+	results := make([]result, len(rs))
+	var g errgroup.Group
+	g.SetLimit(lockChecksAtOnce)
+	for i, r := range rs {
+		g.Go(func() error {
+			res := &results[i]
+			res.err = checkLock(ctx, Streams{Out: &res.out, Err: &res.log}, lock.Options{Matrix: m, Release: r, Log: &res.log})
+			return nil
+		})
+	}
+	g.Wait()
+	for i, r := range rs {
+		s.Err.Write(results[i].log.Bytes())
+		s.Out.Write(results[i].out.Bytes())
+		if err := results[i].err; err != nil {
+			fail("lock "+r.Lock(), err)
 		}
 	}
 }
+
+// lockChecksAtOnce bounds the side-by-side lock checks: each holds an
+// unpacked tree and, in the modules era, a go mod vendor.
+const lockChecksAtOnce = 4

@@ -180,10 +180,12 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	// FROM's kubelet, the node image and the node tools need nothing of
-	// each other: made side by side. The control plane starts after them:
-	// a kube-scheduler started while the node image's mmdebstrap ran died
-	// once without a word in its log (CI, 2026-11-26), and its start takes
-	// seconds.
+	// each other: made side by side. The control plane starts after them,
+	// off the busiest minutes (its start takes seconds). A kube-scheduler
+	// (CI, 2026-11-26) and a kube-controller-manager (2026-11-27) reported
+	// dead at start "without a word" were alive: the health check had read
+	// their command line before the kernel filled it in (execx.StartDaemon
+	// now returns only once it can be read).
 	var fromKubelet string
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {

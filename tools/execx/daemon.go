@@ -100,7 +100,10 @@ func DaemonPid(pidFile, marker string) (int, bool) {
 	if err != nil || pid <= 0 {
 		return 0, false
 	}
-	return pid, isDaemon(pid, marker)
+	if !isDaemon(pid, marker) {
+		return 0, false
+	}
+	return pid, true
 }
 
 // isDaemon reports whether pid is a live process whose command line holds

@@ -110,7 +110,7 @@ type Container struct {
 	Names   []string          `json:"Names"`
 	Image   string            `json:"Image"`
 	State   string            `json:"State"`
-	Created int64             `json:"Created"`
+	Created time.Time         `json:"Created"` // to the nanosecond: a pod's attempts can fall in one second
 	Labels  map[string]string `json:"Labels"`
 }
 
@@ -173,7 +173,7 @@ func (d *Docker) KubeContainers(ctx context.Context) ([]Container, error) {
 		out := make([]Container, 0, len(inspected))
 		for _, c := range inspected {
 			out = append(out, Container{ID: c.ID, Names: []string{c.Name}, Image: c.Config.Image, State: c.State.Status,
-				Created: c.Created.Unix(), Labels: c.Config.Labels})
+				Created: c.Created, Labels: c.Config.Labels})
 		}
 		return out, nil
 	}

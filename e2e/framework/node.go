@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // Node is the state shared by the kubelets a spec switches between: the
@@ -150,15 +149,24 @@ func (n *Node) Containers(ctx context.Context) (map[string]Container, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newestByKey(list), nil
+}
+
+// newestByKey keeps each key's newest container, as the kubelet takes a
+// pod's newest sandbox for its current one. Creation times are compared
+// to the nanosecond: a sandbox that failed to start (a host port still
+// held by the pod it replaces) and the next attempt are often created
+// within one second.
+func newestByKey(list []Container) map[string]Container {
 	out := map[string]Container{}
 	for _, c := range list {
 		key := c.Key()
-		if old, dup := out[key]; dup && old.Created > c.Created {
-			continue // keep the newest attempt
+		if old, dup := out[key]; dup && !c.Created.After(old.Created) {
+			continue
 		}
 		out[key] = c
 	}
-	return out, nil
+	return out
 }
 
 // Cleanup stops the kubelet and removes every container, checkpoint,
@@ -195,7 +203,7 @@ func (n *Node) Describe(ctx context.Context) string {
 	b.WriteString("--- containers ---\n")
 	for _, c := range list {
 		fmt.Fprintf(&b, "  %s %-40s %-8s restart=%s created=%s\n", short(c.ID), c.Key(), c.State, c.Labels[LabelRestartCount],
-			time.Unix(c.Created, 0).Format("15:04:05"))
+			c.Created.Format("15:04:05.000"))
 	}
 	if n.kubelet != nil {
 		b.WriteString(n.kubelet.LogTail(30))

@@ -57,14 +57,20 @@ func hangLabels(release string) []any {
 	return nil
 }
 
-// deadlineTimed marks the specs that time a patched kubelet against the
-// inspect deadline from its start (runtime up within 10 s + 10 s): they
-// run alone, after the specs that run side by side. Side by side on the
-// 2 cores here, a kubelet took 5-10 s from exec to its first runtime
-// check (other nodes' kubelets, engines and cAdvisor walks of their
-// cgroups competing), and patched 1.9.11's and 1.12.10's runtimes came up
-// 21-22 s after start.
-var deadlineTimed = Serial
+// deadlineTimed schedules first the specs that time a patched kubelet
+// against the inspect deadline from its start (runtime up within 10 s +
+// 10 s), with their vanilla controls: each runs one kubelet with two pods,
+// so while only they run, three side by side leave the cores mostly idle.
+// The heavy specs (the switches: many pods, kubelet after kubelet) get a
+// process only once all of these have started, and each deadline is
+// decided within its spec's first 20 s. Run beside the heavy specs on the
+// 2 cores here, a kubelet took 5-10 s from exec to its first runtime check
+// and patched 1.9.11's and 1.12.10's runtimes came up 21-22 s after
+// start; run alone, one after another at the end (Serial, before), they
+// were 412 of the host phase's 707 s on a fresh machine, two processes
+// idle. Ginkgo orders top-level containers by priority, so this decorates
+// the two Describes that hold them.
+var deadlineTimed = SpecPriority(20)
 
 func hangPod(name, uid string, port string) framework.Pod {
 	return framework.Pod{Name: name, UID: uid, Containers: []map[string]any{
@@ -137,13 +143,13 @@ func expectNoSecondContainer(events *framework.EventLog) {
 	}
 }
 
-var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), func() {
+var _ = Describe("A docker inspect that never returns", Label("inspect-hang"), deadlineTimed, func() {
 	for _, release := range hangReleases {
 		watch := patchedWatch
 		if release == fieldRelease {
 			watch = plegThreshold + 15*time.Second
 		}
-		It(fmt.Sprintf("does not keep the patched %s node NotReady or stall new pods", release), append(hangLabels(release), deadlineTimed, func(ctx SpecContext) {
+		It(fmt.Sprintf("does not keep the patched %s node NotReady or stall new pods", release), append(hangLabels(release), func(ctx SpecContext) {
 			node, k, proxy, hungID, events := hungNode(ctx, release, "patched")
 			start := k.Started()
 

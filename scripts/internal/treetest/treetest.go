@@ -5,7 +5,9 @@ package treetest
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -72,6 +74,18 @@ func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths
 	// -trimpath as the builds have it: Go's build cache keys a package
 	// compiled without it by its directory, so a new checkout recompiled
 	// every test binary's dependencies (1.22.17: 226 s against 19 s).
+	// The suites' temporary files, and the klog files they write (the
+	// temporary directory is klog's default), go to a directory of this
+	// run's, removed after it, instead of piling up in the machine's. It
+	// stays under the machine's temporary directory: the tests' unix
+	// sockets (TMPDIR/<test name><n>/001/docker.sock) must fit the 108-byte
+	// path limit, so its name is short.
+	tmp, err := os.MkdirTemp("", "tree-test-")
+	if err != nil {
+		return fmt.Errorf("in-tree tests of %s: %w", r.Release, err)
+	}
+	defer os.RemoveAll(tmp)
+	env = append(env, "TMPDIR="+tmp)
 	args := []string{"test", "-trimpath", "-vet=off", "-count=1"}
 	// The kubelet's own -ldflags and tags: the tests see the baselines it
 	// stamps and the code the official build compiled.
@@ -88,6 +102,6 @@ func Run(ctx context.Context, r *matrix.Release, v matrix.Variant, p build.Paths
 			args = append(args, "k8s.io/kubernetes/"+d)
 		}
 	}
-	_, err := execx.Run(ctx, execx.Cmd{Name: "go", Args: args, Dir: build.BuildDir(r, p), Env: env, Stdout: w})
+	_, err = execx.Run(ctx, execx.Cmd{Name: "go", Args: args, Dir: build.BuildDir(r, p), Env: env, Stdout: w})
 	return err
 }

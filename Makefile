@@ -88,14 +88,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
 	$(CLI) hash-crosscheck --count 1000
-	$(MAKE) --no-print-directory test-tree VERSION=1.7.5
-	$(MAKE) --no-print-directory test-tree VERSION=1.8.15
-	$(MAKE) --no-print-directory test-tree VERSION=1.9.11
-	$(MAKE) --no-print-directory test-tree VERSION=1.12.10
-	$(MAKE) --no-print-directory test-tree VERSION=1.13.12
-	$(MAKE) --no-print-directory test-tree VERSION=1.18.6
-	$(MAKE) --no-print-directory test-tree VERSION=1.22.17
-	$(MAKE) --no-print-directory test-tree VERSION=1.23.17
+	releases=$$($(CLI) releases --names) && for v in $$releases; do $(MAKE) --no-print-directory test-tree VERSION=$$v || exit 1; done
 	$(CLI) smoke --release 1.9.11 --variant patched
 	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
 	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
@@ -109,7 +102,7 @@ test-all: $(TOOLCHAIN) ## CI's run and what docs/e2e.md's rule keeps out of it: 
 	$(MAKE) --no-print-directory test
 	$(MAKE) --no-print-directory e2e FOCUS="upgrade inspect-hang orphan nodes rehearsal rehearsal-1.8 conformance" E2E_SPECS=all
 	$(MAKE) --no-print-directory verify
-	@for v in 1.7.5 1.8.15 1.9.11 1.12.10 1.13.12 1.18.6 1.22.17 1.23.17; do \
+	@releases=$$($(CLI) releases --names) && for v in $$releases; do \
 	  $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
 
 .PHONY: bench-hash
@@ -131,8 +124,8 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 .PHONY: e2e
 e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds the kubelets; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|extended|all] [E2E_PROCS=n]
 	@scripts/prereqs.sh
-	@for b in 1.7.5/vanilla 1.7.5/patched 1.8.15/vanilla 1.8.15/patched 1.9.11/vanilla 1.9.11/patched 1.12.10/vanilla 1.12.10/patched 1.13.12/vanilla 1.13.12/patched 1.18.6/vanilla 1.18.6/patched 1.22.17/vanilla 1.22.17/patched 1.23.17/vanilla 1.23.17/patched; do \
-	  $(CLI) kubelet --release $${b%/*} --variant $${b#*/} || exit 1; done
+	@releases=$$($(CLI) releases --names) && for v in $$releases; do for variant in vanilla patched; do \
+	  $(CLI) kubelet --release $$v --variant $$variant || exit 1; done; done
 	@$(CLI) conformance-suite --release 1.9.11
 	@$(CLI) control-plane --release 1.9.11
 	e2e/run.sh $(FOCUS)

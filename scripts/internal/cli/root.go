@@ -152,7 +152,8 @@ func parseVariant(s string) (matrix.Variant, error) {
 }
 
 func newReleasesCmd(s Streams, g *globals) *cobra.Command {
-	return &cobra.Command{
+	var names bool
+	cmd := &cobra.Command{
 		Use:   "releases",
 		Short: "List the pinned releases",
 		RunE: func(*cobra.Command, []string) error {
@@ -161,9 +162,16 @@ func newReleasesCmd(s Streams, g *globals) *cobra.Command {
 				return err
 			}
 			for _, r := range m.Releases {
-				fmt.Fprintf(s.Out, "%-8s %-7s cgo=%-5v %s  %s\n", r.Release, r.Era, r.CGO, r.Series.For(matrix.Patched), r.Note)
+				switch {
+				case !names:
+					fmt.Fprintf(s.Out, "%-8s %-7s cgo=%-5v %s  %s\n", r.Release, r.Era, r.CGO, r.Series.For(matrix.Patched), r.Note)
+				case r.StandIn == "":
+					fmt.Fprintln(s.Out, r.Release)
+				}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&names, "names", false, "only the names of the releases built here (not those with a standIn), one per line, for the Makefile's loops")
+	return cmd
 }

@@ -86,18 +86,20 @@ func Extract(zipPath, dir string, r *matrix.Release) error {
 
 // crossVersion is where a release's tree names the Go toolchain of its
 // official build image (kube-cross): "v1.10.8-1" (the Go release, then
-// the image's revision) up to 1.20, "v1.21.0-go1.16.15-buster.0" (the
-// Kubernetes minor's image, the Go release, the base and revision) from 1.21.
+// the image's revision) up to 1.20 ("v1.15.15-legacy-1" in 1.20.15: the
+// image on its older base), "v1.21.0-go1.16.15-buster.0"
+// (the Kubernetes minor's image, the Go release, the base and revision)
+// from 1.21.
 const crossVersion = "build/build-image/cross/VERSION"
 
 var crossVersionREs = []*regexp.Regexp{
-	regexp.MustCompile(`^v(1\.[0-9]+(?:\.[0-9]+)?)-[0-9]+$`),
+	regexp.MustCompile(`^v(1\.[0-9]+(?:\.[0-9]+)?)-(?:legacy-)?[0-9]+$`),
 	regexp.MustCompile(`^v1\.[0-9]+\.[0-9]+-go(1\.[0-9]+(?:\.[0-9]+)?)-[a-z]+\.[0-9]+$`),
 }
 
 // OfficialGo reads the Go release the official binaries of the tree were
 // built with from its kube-cross image version: "v1.10.8-1" -> "go1.10.8",
-// "v1.21.0-go1.16.15-buster.0" -> "go1.16.15".
+// "v1.15.15-legacy-1" -> "go1.15.15", "v1.21.0-go1.16.15-buster.0" -> "go1.16.15".
 func OfficialGo(tree string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(tree, crossVersion))
 	if err != nil {
@@ -109,5 +111,5 @@ func OfficialGo(tree string) (string, error) {
 			return "go" + m[1], nil
 		}
 	}
-	return "", fmt.Errorf("%s: %q is not a kube-cross version like v1.10.8-1 or v1.21.0-go1.16.15-buster.0", crossVersion, version)
+	return "", fmt.Errorf("%s: %q is not a kube-cross version like v1.10.8-1, v1.15.15-legacy-1 or v1.21.0-go1.16.15-buster.0", crossVersion, version)
 }

@@ -130,6 +130,7 @@ func TestVerifyRefusesWrongPin(t *testing.T) {
 func TestOfficialGo(t *testing.T) {
 	for version, want := range map[string]string{
 		"v1.10.8-1\n": "go1.10.8", "v1.8.3-2": "go1.8.3", "v1.15.15-1": "go1.15.15",
+		"v1.15.15-legacy-1\n": "go1.15.15", "v1.15.15-legacy": "", "v1.15.15-buster-1": "",
 		"v1.21.0-go1.16.15-buster.0\n": "go1.16.15", "v1.23.0-go1.19.6-bullseye.0": "go1.19.6",
 		"go1.10.8": "", "v1.10.8": "", "v1.21.0-go1.16.15": "", "v1.21.0-1.16.15-buster.0": "",
 	} {

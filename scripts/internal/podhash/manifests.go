@@ -28,6 +28,9 @@ var (
 	// becomes 1 (a valid name, image, port and quantity alike).
 	templateStatement  = regexp.MustCompile(`(?m)^.*\{%.*%\}.*$`)
 	templateExpression = regexp.MustCompile(`\{\{[^}]*\}\}`)
+	// quantity is the form a resource quantity takes (apimachinery's
+	// resource.Quantity).
+	quantity = regexp.MustCompile(`^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$`)
 )
 
 // ManifestCorpus turns every workload manifest under ManifestDirs of a
@@ -184,6 +187,7 @@ func podsOf(obj map[string]any) []map[string]any {
 		for _, c := range list {
 			if m, ok := c.(map[string]any); ok {
 				fillStrings(m)
+				fillQuantities(m)
 			}
 		}
 	}
@@ -234,6 +238,22 @@ func fillStrings(c map[string]any) {
 		if m, ok := e.(map[string]any); ok {
 			if v, ok := m["value"]; ok {
 				m["value"] = str(v)
+			}
+		}
+	}
+}
+
+// fillQuantities makes 1 of a container's resource quantities that a
+// template left as a placeholder's name (1.23's coredns.yaml.in has
+// memory: 'dns_memory_limit', the salt pillar's key, where older add-ons
+// had a template expression).
+func fillQuantities(c map[string]any) {
+	res, _ := c["resources"].(map[string]any)
+	for _, k := range []string{"limits", "requests"} {
+		list, _ := res[k].(map[string]any)
+		for name, v := range list {
+			if s, ok := v.(string); ok && !quantity.MatchString(s) {
+				list[name] = "1"
 			}
 		}
 	}

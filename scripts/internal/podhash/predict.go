@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
+	"kubelet-toolchain/scripts/internal/gomod"
+	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/schemadiff"
 	"kubelet-toolchain/scripts/internal/schemagen"
@@ -22,10 +25,19 @@ const legacySchemas = "overlay/legacy-types/pkg/kubelet/legacytypes"
 // diff between two releases' Container graphs predicts another hash.
 type hashPrediction map[string]bool
 
+// jsonHash says whether r's kubelet hashes a container's JSON (from 1.16,
+// kubernetes#57741) rather than its go-spew dump.
+func jsonHash(r *matrix.Release) bool {
+	major, minor := r.MajorMinor()
+	n, err := strconv.Atoi(minor)
+	return major == "1" && err == nil && n >= 16
+}
+
 // predictHashChanges predicts, for every container of the pods file,
 // whether vanilla r writes another hash than vanilla old: from old's and
 // r's Container graphs (the committed schemas where there are, else
-// generated from the release's verified module zip).
+// generated from the release's verified module zip), as go-spew dumps
+// them or, when both hash JSON, as encoding/json writes them.
 func predictHashChanges(ctx context.Context, m *matrix.Matrix, old, r *matrix.Release, pods string) (hashPrediction, error) {
 	a, err := containerGraph(ctx, m, old)
 	if err != nil {
@@ -36,6 +48,16 @@ func predictHashChanges(ctx context.Context, m *matrix.Matrix, old, r *matrix.Re
 		return nil, err
 	}
 	changed := schemadiff.Changed(a, b)
+	differs := func(c map[string]any) bool {
+		d, _ := schemadiff.Differs(b, changed, "Container", c)
+		return d
+	}
+	if jsonHash(old) && jsonHash(r) {
+		differs = func(c map[string]any) bool {
+			d, _ := schemadiff.JSONDiffers(a, b, "Container", c)
+			return d
+		}
+	}
 	data, err := os.ReadFile(pods)
 	if err != nil {
 		return nil, err
@@ -60,7 +82,7 @@ func predictHashChanges(ctx context.Context, m *matrix.Matrix, old, r *matrix.Re
 		}
 		for _, c := range append(it.Spec.InitContainers, it.Spec.Containers...) {
 			name, _ := c["name"].(string)
-			out[ns+"/"+it.Metadata.Name+"/"+name], _ = schemadiff.Differs(b, changed, "Container", c)
+			out[ns+"/"+it.Metadata.Name+"/"+name] = differs(c)
 		}
 	}
 	return out, nil
@@ -73,14 +95,37 @@ func containerGraph(ctx context.Context, m *matrix.Matrix, r *matrix.Release) (s
 	if src, err := os.ReadFile(committed); err == nil {
 		return schemadiff.Parse(committed, src)
 	}
-	zip, err := source.Zip(ctx, r, "")
+	zip, prefix, err := apiZip(ctx, m, r)
 	if err != nil {
 		return nil, err
 	}
-	prefix := source.ModulePath + "@" + r.ModuleVersion()
 	src, err := schemagen.Container.FromZip(zip, prefix, "", "")
 	if err != nil {
 		return nil, err
 	}
 	return schemadiff.Parse(strings.TrimSuffix(prefix, "/")+" (generated)", src)
+}
+
+// apiZip is the verified module zip that holds r's core/v1 types, and its
+// path prefix: k8s.io/kubernetes's own in the godeps era (staging/ inside
+// it); in the modules era that zip has no staging/, and the published
+// k8s.io/api at the lock's staging version is what the build vendors.
+func apiZip(ctx context.Context, m *matrix.Matrix, r *matrix.Release) (zip, prefix string, err error) {
+	if r.Era != matrix.EraModules {
+		zip, err := source.Zip(ctx, r, "")
+		return zip, source.ModulePath + "@" + r.ModuleVersion(), err
+	}
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
+	if err != nil {
+		return "", "", err
+	}
+	id := "k8s.io/api@" + l.GoMod.StagingVersion
+	mods, err := gomod.Download(ctx, r.Go, id)
+	if err != nil {
+		return "", "", fmt.Errorf("release %s: fetching %s: %w", r.Release, id, err)
+	}
+	if mods[0].Error != "" {
+		return "", "", fmt.Errorf("release %s: fetching %s: %s", r.Release, id, mods[0].Error)
+	}
+	return mods[0].Zip, id, nil
 }

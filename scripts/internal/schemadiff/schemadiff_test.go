@@ -70,9 +70,106 @@ func TestSeventeenToEighteen(t *testing.T) {
 // A struct held by value prints its fields even when the JSON leaves it
 // out: a change to it reaches every container.
 func TestValueStructAlwaysPrinted(t *testing.T) {
-	a := Graph{"Container": {{"Name", "string", "name"}, {"Resources", "Res", "resources"}}, "Res": {{"Limits", "map[string]string", "limits"}}}
-	b := Graph{"Container": a["Container"], "Res": {{"Limits", "map[string]string", "limits"}, {"Claims", "[]string", "claims"}}}
+	a := Graph{"Container": {{Name: "Name", Type: "string", JSON: "name"}, {Name: "Resources", Type: "Res", JSON: "resources"}},
+		"Res": {{Name: "Limits", Type: "map[string]string", JSON: "limits"}}}
+	b := Graph{"Container": a["Container"],
+		"Res": {{Name: "Limits", Type: "map[string]string", JSON: "limits"}, {Name: "Claims", Type: "[]string", JSON: "claims"}}}
 	if got, _ := Differs(b, Changed(a, b), "Container", map[string]any{"name": "x"}); !got {
 		t.Error("a changed struct held by value, absent from the JSON, was not reached")
+	}
+}
+
+func parse(t *testing.T, src string) Graph {
+	t.Helper()
+	g, err := Parse("test.go", []byte("package v1\n"+src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// The JSON hash (1.16 on) across 1.22 -> 1.23 in miniature: Probe's
+// inline Handler became ProbeHandler and gained grpc, and Lifecycle's
+// hooks became LifecycleHandler without it. Only a container that sets
+// grpc marshals differently; the renames are not in the JSON.
+func TestJSONDiffersOnlyWhereANewFieldIsSet(t *testing.T) {
+	g22 := parse(t, `
+type Container struct {
+	Name          string     `+"`json:\"name\"`"+`
+	Ports         []Port     `+"`json:\"ports,omitempty\"`"+`
+	LivenessProbe *Probe     `+"`json:\"livenessProbe,omitempty\"`"+`
+	Lifecycle     *Lifecycle `+"`json:\"lifecycle,omitempty\"`"+`
+	Stdin         bool       `+"`json:\"stdin,omitempty\"`"+`
+}
+type Port struct {
+	ContainerPort int32 `+"`json:\"containerPort\"`"+`
+}
+type Probe struct {
+	Handler                       `+"`json:\",inline\"`"+`
+	PeriodSeconds                 int32  `+"`json:\"periodSeconds,omitempty\"`"+`
+	TerminationGracePeriodSeconds *int64 `+"`json:\"terminationGracePeriodSeconds,omitempty\"`"+`
+}
+type Handler struct {
+	Exec *Exec `+"`json:\"exec,omitempty\"`"+`
+}
+type Lifecycle struct {
+	PostStart *Handler `+"`json:\"postStart,omitempty\"`"+`
+}
+type Exec struct {
+	Command []string `+"`json:\"command,omitempty\"`"+`
+}`)
+	g23 := parse(t, `
+type Container struct {
+	Name          string     `+"`json:\"name\"`"+`
+	Ports         []Port     `+"`json:\"ports,omitempty\"`"+`
+	LivenessProbe *Probe     `+"`json:\"livenessProbe,omitempty\"`"+`
+	Lifecycle     *Lifecycle `+"`json:\"lifecycle,omitempty\"`"+`
+	Stdin         bool       `+"`json:\"stdin,omitempty\"`"+`
+}
+type Port struct {
+	ContainerPort int32 `+"`json:\"containerPort\"`"+`
+}
+type Probe struct {
+	ProbeHandler                  `+"`json:\",inline\"`"+`
+	PeriodSeconds                 int32  `+"`json:\"periodSeconds,omitempty\"`"+`
+	TerminationGracePeriodSeconds *int64 `+"`json:\"terminationGracePeriodSeconds,omitempty\"`"+`
+}
+type ProbeHandler struct {
+	Exec *Exec       `+"`json:\"exec,omitempty\"`"+`
+	GRPC *GRPCAction `+"`json:\"grpc,omitempty\"`"+`
+}
+type Lifecycle struct {
+	PostStart *LifecycleHandler `+"`json:\"postStart,omitempty\"`"+`
+}
+type LifecycleHandler struct {
+	Exec *Exec `+"`json:\"exec,omitempty\"`"+`
+}
+type Exec struct {
+	Command []string `+"`json:\"command,omitempty\"`"+`
+}
+type GRPCAction struct {
+	Port    int32   `+"`json:\"port\"`"+`
+	Service *string `+"`json:\"service\"`"+`
+}`)
+	for _, tc := range []struct {
+		name, json string
+		differs    bool
+	}{
+		{"plain", `{"name":"a"}`, false},
+		{"exec probe, hook, ports", `{"name":"a","ports":[{"containerPort":80}],"livenessProbe":{"exec":{"command":["true"]},"periodSeconds":2,"terminationGracePeriodSeconds":0},
+			"lifecycle":{"postStart":{"exec":{"command":["x"]}}},"stdin":false}`, false},
+		{"a grpc probe", `{"name":"a","livenessProbe":{"grpc":{"port":9000}}}`, true},
+		{"a grpc probe beside exec", `{"name":"a","livenessProbe":{"exec":{"command":["true"]},"grpc":{"port":9000}}}`, true},
+		{"grpc on a hook (no such field in either)", `{"name":"a","lifecycle":{"postStart":{"grpc":{"port":9000}}}}`, false},
+	} {
+		got, path := JSONDiffers(g22, g23, "Container", container(t, tc.json))
+		if got != tc.differs {
+			t.Errorf("%s: differs %v (%s), want %v", tc.name, got, path, tc.differs)
+		}
+	}
+	// A field without omitempty that one graph lacks is always written.
+	g23["Container"] = append(g23["Container"], Field{Name: "New", Type: "string", JSON: "new"})
+	if got, _ := JSONDiffers(g22, g23, "Container", container(t, `{"name":"a"}`)); !got {
+		t.Error("a new field without omitempty was not seen")
 	}
 }

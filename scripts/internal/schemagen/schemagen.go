@@ -53,6 +53,7 @@ const go18 = "k8s.io/kubernetes/pkg/kubelet/legacytypes/go18/"
 // kubelet built by Go >= 1.9 prints it.
 var Container = Schema{
 	Files: []string{
+		"core/v1/types.go",                        // the k8s.io/api module zip (the modules era)
 		"staging/src/k8s.io/api/core/v1/types.go", // 1.8 - 1.14
 		"pkg/api/v1/types.go",                     // <= 1.7
 	},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,9 +80,10 @@ func TestValueStructAlwaysPrinted(t *testing.T) {
 	}
 }
 
+// parse reads struct types written with ' for the tags' backquotes.
 func parse(t *testing.T, src string) Graph {
 	t.Helper()
-	g, err := Parse("test.go", []byte("package v1\n"+src))
+	g, err := Parse("test.go", []byte("package v1\n"+strings.ReplaceAll(src, "'", "`")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,63 +95,51 @@ func parse(t *testing.T, src string) Graph {
 // hooks became LifecycleHandler without it. Only a container that sets
 // grpc marshals differently; the renames are not in the JSON.
 func TestJSONDiffersOnlyWhereANewFieldIsSet(t *testing.T) {
-	g22 := parse(t, `
+	const both = `
 type Container struct {
-	Name          string     `+"`json:\"name\"`"+`
-	Ports         []Port     `+"`json:\"ports,omitempty\"`"+`
-	LivenessProbe *Probe     `+"`json:\"livenessProbe,omitempty\"`"+`
-	Lifecycle     *Lifecycle `+"`json:\"lifecycle,omitempty\"`"+`
-	Stdin         bool       `+"`json:\"stdin,omitempty\"`"+`
+	Name          string     'json:"name"'
+	Ports         []Port     'json:"ports,omitempty"'
+	LivenessProbe *Probe     'json:"livenessProbe,omitempty"'
+	Lifecycle     *Lifecycle 'json:"lifecycle,omitempty"'
+	Stdin         bool       'json:"stdin,omitempty"'
 }
 type Port struct {
-	ContainerPort int32 `+"`json:\"containerPort\"`"+`
+	ContainerPort int32 'json:"containerPort"'
 }
+type Exec struct {
+	Command []string 'json:"command,omitempty"'
+}`
+	g22 := parse(t, both+`
 type Probe struct {
-	Handler                       `+"`json:\",inline\"`"+`
-	PeriodSeconds                 int32  `+"`json:\"periodSeconds,omitempty\"`"+`
-	TerminationGracePeriodSeconds *int64 `+"`json:\"terminationGracePeriodSeconds,omitempty\"`"+`
+	Handler                       'json:",inline"'
+	PeriodSeconds                 int32  'json:"periodSeconds,omitempty"'
+	TerminationGracePeriodSeconds *int64 'json:"terminationGracePeriodSeconds,omitempty"'
 }
 type Handler struct {
-	Exec *Exec `+"`json:\"exec,omitempty\"`"+`
+	Exec *Exec 'json:"exec,omitempty"'
 }
 type Lifecycle struct {
-	PostStart *Handler `+"`json:\"postStart,omitempty\"`"+`
-}
-type Exec struct {
-	Command []string `+"`json:\"command,omitempty\"`"+`
+	PostStart *Handler 'json:"postStart,omitempty"'
 }`)
-	g23 := parse(t, `
-type Container struct {
-	Name          string     `+"`json:\"name\"`"+`
-	Ports         []Port     `+"`json:\"ports,omitempty\"`"+`
-	LivenessProbe *Probe     `+"`json:\"livenessProbe,omitempty\"`"+`
-	Lifecycle     *Lifecycle `+"`json:\"lifecycle,omitempty\"`"+`
-	Stdin         bool       `+"`json:\"stdin,omitempty\"`"+`
-}
-type Port struct {
-	ContainerPort int32 `+"`json:\"containerPort\"`"+`
-}
+	g23 := parse(t, both+`
 type Probe struct {
-	ProbeHandler                  `+"`json:\",inline\"`"+`
-	PeriodSeconds                 int32  `+"`json:\"periodSeconds,omitempty\"`"+`
-	TerminationGracePeriodSeconds *int64 `+"`json:\"terminationGracePeriodSeconds,omitempty\"`"+`
+	ProbeHandler                  'json:",inline"'
+	PeriodSeconds                 int32  'json:"periodSeconds,omitempty"'
+	TerminationGracePeriodSeconds *int64 'json:"terminationGracePeriodSeconds,omitempty"'
 }
 type ProbeHandler struct {
-	Exec *Exec       `+"`json:\"exec,omitempty\"`"+`
-	GRPC *GRPCAction `+"`json:\"grpc,omitempty\"`"+`
+	Exec *Exec       'json:"exec,omitempty"'
+	GRPC *GRPCAction 'json:"grpc,omitempty"'
 }
 type Lifecycle struct {
-	PostStart *LifecycleHandler `+"`json:\"postStart,omitempty\"`"+`
+	PostStart *LifecycleHandler 'json:"postStart,omitempty"'
 }
 type LifecycleHandler struct {
-	Exec *Exec `+"`json:\"exec,omitempty\"`"+`
-}
-type Exec struct {
-	Command []string `+"`json:\"command,omitempty\"`"+`
+	Exec *Exec 'json:"exec,omitempty"'
 }
 type GRPCAction struct {
-	Port    int32   `+"`json:\"port\"`"+`
-	Service *string `+"`json:\"service\"`"+`
+	Port    int32   'json:"port"'
+	Service *string 'json:"service"'
 }`)
 	for _, tc := range []struct {
 		name, json string

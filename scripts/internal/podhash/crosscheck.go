@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/schemadiff"
 	"kubelet-toolchain/scripts/internal/source"
 )
 
@@ -40,6 +41,8 @@ type Crosscheck struct {
 	// the kubelet and the helper (about 10 s and 3 s), and a run asks for
 	// each one up to ten times.
 	built map[string]*Helper
+	// graphs holds each release's Container graph once generated.
+	graphs map[string]schemadiff.Graph
 }
 
 // helper builds r's helper of variant v once per run; each caller gets its
@@ -212,7 +215,7 @@ func (c *Crosscheck) corpus(ctx context.Context, dir string, old, r *matrix.Rele
 		}
 	}
 	base, patched, vanilla, baseNew, patchedNew := res[0], res[1], res[2], res[3], res[4]
-	predicted, err := predictHashChanges(ctx, c.Matrix, old, r, a)
+	predicted, err := c.predictHashChanges(ctx, old, r, a)
 	if err != nil {
 		return err
 	}
@@ -287,7 +290,7 @@ func (c *Crosscheck) manifests(ctx context.Context, path string, of *matrix.Rele
 			return err
 		}
 		base, patched, vanilla := results[old.Release+"/vanilla"], results[r.Release+"/patched"], results[r.Release+"/vanilla"]
-		predicted, err := predictHashChanges(ctx, c.Matrix, old, r, path)
+		predicted, err := c.predictHashChanges(ctx, old, r, path)
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func (c *Crosscheck) jsonEra(ctx context.Context, dir string) error {
 		old, r := rs[i-1], rs[i]
 		counts, differ := map[string]int{}, map[string]bool{}
 		for _, f := range files {
-			predicted, err := predictHashChanges(ctx, c.Matrix, old, r, f)
+			predicted, err := c.predictHashChanges(ctx, old, r, f)
 			if err != nil {
 				return err
 			}
@@ -137,8 +137,6 @@ func (c *Crosscheck) jsonEra(ctx context.Context, dir string) error {
 
 // afterMinor says whether the 1.N minor since is newer than r's.
 func afterMinor(since string, r *matrix.Release) bool {
-	_, minor := r.MajorMinor()
 	s, _ := strconv.Atoi(strings.TrimPrefix(since, "1."))
-	m, _ := strconv.Atoi(minor)
-	return s > m
+	return s > minor(r)
 }

@@ -25,12 +25,35 @@ const legacySchemas = "overlay/legacy-types/pkg/kubelet/legacytypes"
 // diff between two releases' Container graphs predicts another hash.
 type hashPrediction map[string]bool
 
+// minor is r's 1.N minor number.
+func minor(r *matrix.Release) int {
+	_, m := r.MajorMinor()
+	n, _ := strconv.Atoi(m)
+	return n
+}
+
 // jsonHash says whether r's kubelet hashes a container's JSON (from 1.16,
 // kubernetes#57741) rather than its go-spew dump.
 func jsonHash(r *matrix.Release) bool {
-	major, minor := r.MajorMinor()
-	n, err := strconv.Atoi(minor)
-	return major == "1" && err == nil && n >= 16
+	major, _ := r.MajorMinor()
+	return major == "1" && minor(r) >= 16
+}
+
+// graph is r's Container graph, generated once per run (a modules-era
+// release's asks the go command for its k8s.io/api zip).
+func (c *Crosscheck) graph(ctx context.Context, r *matrix.Release) (schemadiff.Graph, error) {
+	if g, ok := c.graphs[r.Release]; ok {
+		return g, nil
+	}
+	g, err := containerGraph(ctx, c.Matrix, r)
+	if err != nil {
+		return nil, err
+	}
+	if c.graphs == nil {
+		c.graphs = map[string]schemadiff.Graph{}
+	}
+	c.graphs[r.Release] = g
+	return g, nil
 }
 
 // predictHashChanges predicts, for every container of the pods file,
@@ -38,23 +61,25 @@ func jsonHash(r *matrix.Release) bool {
 // r's Container graphs (the committed schemas where there are, else
 // generated from the release's verified module zip), as go-spew dumps
 // them or, when both hash JSON, as encoding/json writes them.
-func predictHashChanges(ctx context.Context, m *matrix.Matrix, old, r *matrix.Release, pods string) (hashPrediction, error) {
-	a, err := containerGraph(ctx, m, old)
+func (c *Crosscheck) predictHashChanges(ctx context.Context, old, r *matrix.Release, pods string) (hashPrediction, error) {
+	a, err := c.graph(ctx, old)
 	if err != nil {
 		return nil, err
 	}
-	b, err := containerGraph(ctx, m, r)
+	b, err := c.graph(ctx, r)
 	if err != nil {
 		return nil, err
 	}
-	changed := schemadiff.Changed(a, b)
-	differs := func(c map[string]any) bool {
-		d, _ := schemadiff.Differs(b, changed, "Container", c)
-		return d
-	}
+	var differs func(container map[string]any) bool
 	if jsonHash(old) && jsonHash(r) {
-		differs = func(c map[string]any) bool {
-			d, _ := schemadiff.JSONDiffers(a, b, "Container", c)
+		differs = func(container map[string]any) bool {
+			d, _ := schemadiff.JSONDiffers(a, b, "Container", container)
+			return d
+		}
+	} else {
+		changed := schemadiff.Changed(a, b)
+		differs = func(container map[string]any) bool {
+			d, _ := schemadiff.Differs(b, changed, "Container", container)
 			return d
 		}
 	}

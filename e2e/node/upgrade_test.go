@@ -399,9 +399,17 @@ var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), SpecPriority
 		Expect(framework.DestructiveIn(later, idsOf(made))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(later))
 		Expect(later).NotTo(ContainElement(HaveField("Action", "create")), "a container was created:\n%s", framework.Summary(later))
 
-		By("a 1.7.5 sandbox removed by hand: the patched 1.9.11 still knows it from its 1.7.5 checkpoint")
+		By("a 1.7.5 sandbox removed while no kubelet ran: the patched 1.9.11 still knows it from its 1.7.5 checkpoint")
+		// Removed with the kubelet stopped, as in the vanilla control below.
+		// A running kubelet may relist between the engine's kill and its
+		// removal: it then knows the sandbox from the engine, and its
+		// StopPodSandbox deletes the checkpoint once the engine has no such
+		// container (upstream's dockershim). CI once caught that moment.
+		node.StopKubelet()
 		gone := made.sandboxes()["guaranteed"]
 		Expect(node.Docker.RemoveContainer(ctx, gone)).To(Succeed())
+		Expect(node.Checkpoint(gone)).To(BeAnExistingFile())
+		k = startKubelet(ctx, node, "1.9.11", "patched")
 		Eventually(ctx, func() (string, error) {
 			cs, err := node.Containers(ctx)
 			return cs["guaranteed/POD"].ID, err

@@ -216,7 +216,7 @@ $(TOOLCHAIN):
 
 .PHONY: hash-schemas
 LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
-hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, and 1.12's internal Pod graph (static pod UID), from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, and the internal Pod graphs of 1.12 and 1.20..1.23 (static pod UIDs), from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
@@ -228,6 +228,10 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema internal-pod-official --out $(LEGACY_TYPES)/v18/official/api/types.go
 	@$(CLI) gen-hash-schema --module-version v1.8.15 --schema meta-official --out $(LEGACY_TYPES)/v18/official/meta/types.go
 	@$(CLI) gen-hash-schema --module-version v1.12.10 --schema internal-core-pod --out $(LEGACY_TYPES)/v112/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.20.15 --schema internal-core-pod --out $(LEGACY_TYPES)/v120/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.21.14 --schema internal-core-pod --out $(LEGACY_TYPES)/v121/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.22.17 --schema internal-core-pod --out $(LEGACY_TYPES)/v122/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.23.17 --schema internal-core-pod --out $(LEGACY_TYPES)/v123/core/types.go
 
 .PHONY: uid-goldens
 uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 and 1.8 kubelets derive for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's and 1.8.15's own dumps rewritten into go1.8.3's layout

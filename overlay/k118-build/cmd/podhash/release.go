@@ -2,9 +2,11 @@ package main
 
 import (
 	"k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/kubelet/config"
 )
 
 // container and pod are this release's core/v1 types (cmd/podhash/main.go
@@ -22,3 +24,9 @@ func setFeatureGates(gates string) error { return utilfeature.DefaultMutableFeat
 
 // scheme holds this release's v1 defaulting (what the API server applied).
 var scheme = legacyscheme.Scheme
+
+// staticPodUIDs: from 1.21 the UIDs hash the manifest's path and the node
+// name (kubernetes#87461).
+func staticPodUIDs(data []byte, source string, nodeName types.NodeName) (newerGo, dump string, kept []string, caveat string) {
+	return config.StaticPodUIDsOf(data, source, nodeName)
+}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	_ "k8s.io/kubernetes/pkg/apis/core/install"
+	"k8s.io/kubernetes/pkg/kubelet/config"
 )
 
 // container and pod are this release's core/v1 types (cmd/podhash/main.go
@@ -21,3 +23,9 @@ func setFeatureGates(gates string) error { return utilfeature.DefaultFeatureGate
 
 // scheme holds this release's v1 defaulting (what the API server applied).
 var scheme = legacyscheme.Scheme
+
+// staticPodUIDs: this release's UIDs do not depend on the manifest's path
+// or the node name (they do from 1.21, kubernetes#87461).
+func staticPodUIDs(data []byte, _ string, _ types.NodeName) (newerGo, dump string, kept []string, caveat string) {
+	return config.StaticPodUIDsOf(data)
+}

@@ -110,7 +110,7 @@ func main() {
 		if static {
 			var parsed bool
 			decoded, parsed, err = config.DecodeStaticPod(d.data, d.source, types.NodeName(*node))
-			newerGo, uidDump, uidsKept, uidCaveat = config.StaticPodUIDsOf(d.data)
+			newerGo, uidDump, uidsKept, uidCaveat = staticPodUIDs(d.data, d.source, types.NodeName(*node))
 			if *dump {
 				if err != nil {
 					fail("%s: %s: %v", d.file, d.pos, err)

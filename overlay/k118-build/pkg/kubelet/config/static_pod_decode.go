@@ -25,23 +25,25 @@ func DecodeStaticPod(data []byte, source string, nodeName types.NodeName) (pod *
 }
 
 // keptUIDs lists the UIDs a fixes series keeps a running pod under (its
-// own first), and says why one of them may not be reproduced.
-var keptUIDs func(pod *api.Pod) (uids []string, caveat string)
+// own first), and says why one of them may not be reproduced. From 1.21
+// the UIDs hash the manifest's path and the node name (kubernetes#87461).
+var keptUIDs func(pod *api.Pod, source string, nodeName types.NodeName) (uids []string, caveat string)
 
 // StaticPodUIDsOf says, for a static pod manifest without metadata.uid,
 // what other builds derive next to this one's own UID: nothing for the
 // release built by a newer Go (its official Go already has Go 1.26's
 // time.Time layout, so newerGo and dump stay empty), the UIDs a fixes series keeps a running
-// pod under, and why the official binary's UID may differ (caveat). For
-// cmd/podhash; the kubelet never calls it. (Plain results, no new type:
-// the vanilla kubelet's bytes stay those of the release.)
-func StaticPodUIDsOf(data []byte) (newerGo, dump string, kept []string, caveat string) {
+// pod under, and why the official binary's UID may differ (caveat); for
+// the manifest at source on node nodeName. For cmd/podhash; the kubelet
+// never calls it. (Plain results, no new type: the vanilla kubelet's
+// bytes stay those of the release.)
+func StaticPodUIDsOf(data []byte, source string, nodeName types.NodeName) (newerGo, dump string, kept []string, caveat string) {
 	tryDecodeSinglePod(data, func(pod *api.Pod) error {
 		if pod.UID == "" {
 			caveat = officialLocationCaveat(pod)
 			if keptUIDs != nil {
 				var c string
-				kept, c = keptUIDs(pod)
+				kept, c = keptUIDs(pod, source, nodeName)
 				caveat = joinCaveats(caveat, c)
 			}
 		}

@@ -121,6 +121,11 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	v := cfg.Verbosity
 	if v == 0 {
 		v = 4
+		if strings.HasPrefix(cfg.Release, "1.21.") || strings.HasPrefix(cfg.Release, "1.22.") {
+			// 1.21 and 1.22 log a standalone pod's status (PodReady) at
+			// --v=5 only; 1.23 went back to 3.
+			v = 5
+		}
 	}
 	if cfg.Port == 0 {
 		cfg.Port = SlotPorts().Kubelet
@@ -336,19 +341,28 @@ func (k *Kubelet) CountLog(s string) int {
 }
 
 // PodSyncs counts the periodic syncs the kubelet logged per pod (at --v=4
-// every release logs "SyncLoop (SYNC): <n> pods; <name>_<ns>(<uid>), ...").
-// Keys are the pod names as the manifests give them.
+// every release logs them: "SyncLoop (SYNC): <n> pods; <name>_<ns>(<uid>),
+// ..." up to 1.20, `"SyncLoop (SYNC) pods" total=<n> pods=[<ns>/<name> ...]`
+// from 1.21). Keys are the pod names as the manifests give them.
 func (k *Kubelet) PodSyncs() map[string]int {
 	out := map[string]int{}
 	for _, line := range strings.Split(k.Log(), "\n") {
-		_, pods, ok := strings.Cut(line, "SyncLoop (SYNC): ")
-		if !ok {
+		if _, pods, ok := strings.Cut(line, "SyncLoop (SYNC): "); ok {
+			_, pods, _ = strings.Cut(pods, "; ")
+			for _, p := range strings.Split(pods, ", ") {
+				if name, _, ok := strings.Cut(p, "_"); ok {
+					out[PodName(name)]++
+				}
+			}
 			continue
 		}
-		_, pods, _ = strings.Cut(pods, "; ")
-		for _, p := range strings.Split(pods, ", ") {
-			if name, _, ok := strings.Cut(p, "_"); ok {
-				out[PodName(name)]++
+		if _, pods, ok := strings.Cut(line, `"SyncLoop (SYNC) pods" total=`); ok {
+			_, pods, _ = strings.Cut(pods, "pods=[")
+			pods, _, _ = strings.Cut(pods, "]")
+			for _, p := range strings.Fields(pods) {
+				if _, name, ok := strings.Cut(p, "/"); ok {
+					out[PodName(name)]++
+				}
 			}
 		}
 	}
@@ -362,15 +376,25 @@ func (k *Kubelet) PodSyncs() map[string]int {
 func (k *Kubelet) PodReady() map[string]bool {
 	out := map[string]bool{}
 	for _, line := range strings.Split(k.Log(), "\n") {
-		_, rest, ok := strings.Cut(line, "status for pod \"")
-		if !ok {
+		var name, status string
+		if _, rest, ok := strings.Cut(line, "status for pod \""); ok {
+			full, s, ok := strings.Cut(rest, "\", status: ")
+			if !ok {
+				continue
+			}
+			name, _, _ = strings.Cut(full, "_")
+			status = s
+		} else if _, rest, ok := strings.Cut(line, `"Ignoring same status for pod" pod="`); ok {
+			// From 1.21: pod="<ns>/<name>" status={...}.
+			full, s, ok := strings.Cut(rest, `" status=`)
+			if !ok {
+				continue
+			}
+			_, name, _ = strings.Cut(full, "/")
+			status = s
+		} else {
 			continue
 		}
-		full, status, ok := strings.Cut(rest, "\", status: ")
-		if !ok {
-			continue
-		}
-		name, _, _ := strings.Cut(full, "_")
 		out[PodName(name)] = strings.Contains(status, "{Type:Ready Status:True ")
 	}
 	return out

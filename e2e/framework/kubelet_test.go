@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +76,28 @@ echo 'no PodsandBox found with Id "abc"'; exit 255
 	}
 	if k.Restarts() != 0 {
 		t.Errorf("restarted %d times after an exit that is not cAdvisor's start-up race", k.Restarts())
+	}
+}
+
+// Lines as 1.9.11 and 1.20.15 (glog's format) and 1.21.14 and 1.23.17
+// (structured) logged them in the e2e.
+func TestPodSyncsAndReadyReadBothLogFormats(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "kubelet.log")
+	lines := []string{
+		`I1128 02:14:36.518692   28103 kubelet.go:1880] SyncLoop (SYNC): 2 pods; guaranteed-e2e-node_default(e2e-upgrade-guaranteed-0001), pair-e2e-node_default(e2e-upgrade-pair-0001)`,
+		`I1128 05:55:26.374349    2411 status_manager.go:429] Ignoring same status for pod "hostnet-e2e-node_default(e2e-upgrade-hostnet-0001)", status: {Phase:Running Conditions:[{Type:Ready Status:True LastProbeTime:0001-01-01 00:00:00 +0000 UTC}]}`,
+		`I1128 05:55:37.428581    7595 kubelet.go:1992] "SyncLoop (SYNC) pods" total=3 pods=[default/guaranteed-e2e-node default/onfailure-e2e-node kube-system/pair-e2e-node]`,
+		`I1128 03:52:31.843289   10010 status_manager.go:535] "Ignoring same status for pod" pod="default/second-e2e-node" status={Phase:Running Conditions:[{Type:Initialized Status:True LastProbeTime:0001-01-01 00:00:00 +0000 UTC} {Type:Ready Status:False LastProbeTime:0001-01-01 00:00:00 +0000 UTC}]}`,
+		`I1128 03:52:32.843289   10010 status_manager.go:535] "Ignoring same status for pod" pod="default/third-e2e-node" status={Phase:Running Conditions:[{Type:Ready Status:True LastProbeTime:0001-01-01 00:00:00 +0000 UTC}]}`,
+	}
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k := &Kubelet{LogPath: log}
+	if got, want := k.PodSyncs(), map[string]int{"guaranteed": 2, "pair": 2, "onfailure": 1}; !maps.Equal(got, want) {
+		t.Errorf("PodSyncs() = %v, want %v", got, want)
+	}
+	if got, want := k.PodReady(), map[string]bool{"hostnet": true, "second": false, "third": true}; !maps.Equal(got, want) {
+		t.Errorf("PodReady() = %v, want %v", got, want)
 	}
 }

@@ -151,3 +151,17 @@ func replacedSince(ctx context.Context, node *framework.Node, before state) ([]s
 	sort.Strings(replaced)
 	return replaced, err
 }
+
+// createdBesides lists the create events of containers other than known.
+// A spec checks "nothing created since" this way rather than by counting
+// events up to a mark: the engine's events reach the watcher a moment
+// after the containers a spec has already observed running.
+func createdBesides(evs []framework.Event, known map[string]bool) []framework.Event {
+	var out []framework.Event
+	for _, e := range evs {
+		if e.Action == "create" && !known[e.ID] {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -180,7 +180,10 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	return c.jsonEra(ctx, dir)
+	if err := c.jsonEra(ctx, dir); err != nil {
+		return err
+	}
+	return c.uidWalk(ctx, dir)
 }
 
 // hash runs the helper of a release+variant on a pods file.

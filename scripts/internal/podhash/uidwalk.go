@@ -1,0 +1,131 @@
+package podhash
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+)
+
+// uidWindow is the minor releases whose static pod UIDs the modules-era
+// fix knows (series static-pod-uid-k121: legacyuid.Releases).
+var uidWindow = [2]int{20, 23}
+
+// uidWalk is the static pod UID property of the modules era, on the
+// corpus as static pods (those without metadata.uid): every patched build
+// that keeps other releases' UIDs (the fix) derives its vanilla build's
+// UID for a pod that runs nowhere yet, and keeps each pod under the UID
+// the vanilla kubelet of every other release of the window derived; the
+// vanilla UIDs of neighbouring releases differ where the fix matters.
+func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
+	var rs []*matrix.Release
+	for i := range c.Matrix.Releases {
+		r := &c.Matrix.Releases[i]
+		if m := minor(r); r.StandIn == "" && jsonHash(r) && m >= uidWindow[0] && m <= uidWindow[1] {
+			rs = append(rs, r)
+		}
+	}
+	if len(rs) < 2 {
+		return nil
+	}
+	corpus := filepath.Join(dir, "corpus.json")
+	if _, err := Corpus(corpus, c.Count, c.Seed, "", true); err != nil {
+		return err
+	}
+	allowed := true
+	derived := func(r *matrix.Release, v matrix.Variant) (map[string]Result, error) {
+		h, err := c.helper(ctx, r, v)
+		if err != nil {
+			return nil, err
+		}
+		h.Options = Options{Source: SourceStatic, AllowPrivileged: &allowed}
+		res, err := h.Hash(ctx, corpus, nil)
+		out := map[string]Result{}
+		for _, x := range res {
+			if x.UIDDerived && x.Rejected == "" {
+				out[x.Pod] = x
+			}
+		}
+		return out, err
+	}
+	vanilla, patched := map[string]map[string]Result{}, map[string]map[string]Result{}
+	for _, r := range rs {
+		var err error
+		if vanilla[r.Release], err = derived(r, matrix.Vanilla); err != nil {
+			return err
+		}
+		if patched[r.Release], err = derived(r, matrix.Patched); err != nil {
+			return err
+		}
+	}
+	var bad []string
+	for _, b := range rs {
+		fixed := 0
+		for pod, p := range patched[b.Release] {
+			if len(p.UIDsKept) > 1 {
+				fixed++
+			}
+			if v, ok := vanilla[b.Release][pod]; ok && p.UID != v.UID {
+				bad = append(bad, fmt.Sprintf("%s: patched %s gives a new pod %s, its vanilla build %s", pod, b.Release, p.UID, v.UID))
+			}
+		}
+		if fixed == 0 {
+			continue // b does not carry the fix (1.20.15, the release operators switch from)
+		}
+		// The corpus must show the bug: a vanilla switch into b from some
+		// release of the window replaces every pod.
+		for pod, vb := range vanilla[b.Release] {
+			replaced := false
+			for _, a := range rs {
+				if va, ok := vanilla[a.Release][pod]; ok && va.UID != vb.UID {
+					replaced = true
+				}
+			}
+			if !replaced {
+				bad = append(bad, fmt.Sprintf("%s: every vanilla release of the window derives %s's UID %s: the corpus no longer shows the bug", pod, b.Release, vb.UID))
+			}
+		}
+		var kept []string
+		for _, a := range rs {
+			if a == b {
+				continue
+			}
+			n := 0
+			for pod, va := range vanilla[a.Release] {
+				p, ok := patched[b.Release][pod]
+				if !ok {
+					continue // refused by b
+				}
+				n++
+				if !slices.Contains(p.UIDsKept, va.UID) {
+					bad = append(bad, fmt.Sprintf("%s: vanilla %s derives %s, patched %s keeps only %v", pod, a.Release, va.UID, b.Release, p.UIDsKept))
+				}
+			}
+			kept = append(kept, fmt.Sprintf("%s's (%d pods)", a.Release, n))
+		}
+		if len(bad) == 0 {
+			fmt.Fprintf(c.Out, "ok  patched %s: a new static pod gets vanilla %s's UID (%d pods); a running one keeps vanilla %s\n",
+				b.Release, b.Release, len(patched[b.Release]), strings.Join(kept, ", "))
+		}
+	}
+	for i := 1; i < len(rs); i++ {
+		a, b := rs[i-1], rs[i]
+		n, differ := 0, 0
+		for pod, va := range vanilla[a.Release] {
+			if vb, ok := vanilla[b.Release][pod]; ok {
+				n++
+				if va.UID != vb.UID {
+					differ++
+				}
+			}
+		}
+		fmt.Fprintf(c.Out, "    vanilla %s -> %s: %d of %d static pods without metadata.uid get another UID (replaced at the switch)\n", a.Release, b.Release, differ, n)
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%d static pods break the modules-era UID property (first ones):\n  %s", len(bad), strings.Join(bad[:min(len(bad), 10)], "\n  "))
+	}
+	return nil
+}

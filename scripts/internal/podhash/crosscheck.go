@@ -425,19 +425,11 @@ func (c *Crosscheck) staticPrivileged(ctx context.Context, r *matrix.Release, po
 // UID old's vanilla kubelet derives for every pod both accept, and r's
 // vanilla kubelet derives another one for every such pod.
 func (c *Crosscheck) staticUIDs(ctx context.Context, old, r *matrix.Release, pods string) error {
-	allowed := true
 	uids := func(rel *matrix.Release, v matrix.Variant) (map[string]string, error) {
-		h, err := c.helper(ctx, rel, v)
-		if err != nil {
-			return nil, err
-		}
-		h.Options = Options{Source: SourceStatic, AllowPrivileged: &allowed}
-		res, err := h.Hash(ctx, pods, nil)
+		res, err := c.staticPods(ctx, rel, v, pods)
 		out := map[string]string{}
-		for _, x := range res {
-			if x.UIDDerived && x.Rejected == "" {
-				out[x.Pod] = x.UID
-			}
+		for pod, x := range res {
+			out[pod] = x.UID
 		}
 		return out, err
 	}
@@ -477,4 +469,24 @@ func (c *Crosscheck) staticUIDs(ctx context.Context, old, r *matrix.Release, pod
 	fmt.Fprintf(c.Out, "ok  %d static pods without metadata.uid (of %d %s accepts): %s vanilla UID == %s patched UID for all, %s vanilla differs for all\n",
 		compared, len(base), old.Release, old.Release, r.Release, r.Release)
 	return nil
+}
+
+// staticPods runs a release+variant's helper on pods as static pods (all
+// privileged containers allowed) and returns, by namespace/name, the pods
+// without metadata.uid it accepts.
+func (c *Crosscheck) staticPods(ctx context.Context, r *matrix.Release, v matrix.Variant, pods string) (map[string]Result, error) {
+	h, err := c.helper(ctx, r, v)
+	if err != nil {
+		return nil, err
+	}
+	allowed := true
+	h.Options = Options{Source: SourceStatic, AllowPrivileged: &allowed}
+	res, err := h.Hash(ctx, pods, nil)
+	out := map[string]Result{}
+	for _, x := range res {
+		if x.UIDDerived && x.Rejected == "" {
+			out[x.Pod] = x
+		}
+	}
+	return out, err
 }

@@ -35,29 +35,13 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 	if _, err := Corpus(corpus, c.Count, c.Seed, "", true); err != nil {
 		return err
 	}
-	allowed := true
-	derived := func(r *matrix.Release, v matrix.Variant) (map[string]Result, error) {
-		h, err := c.helper(ctx, r, v)
-		if err != nil {
-			return nil, err
-		}
-		h.Options = Options{Source: SourceStatic, AllowPrivileged: &allowed}
-		res, err := h.Hash(ctx, corpus, nil)
-		out := map[string]Result{}
-		for _, x := range res {
-			if x.UIDDerived && x.Rejected == "" {
-				out[x.Pod] = x
-			}
-		}
-		return out, err
-	}
 	vanilla, patched := map[string]map[string]Result{}, map[string]map[string]Result{}
 	for _, r := range rs {
 		var err error
-		if vanilla[r.Release], err = derived(r, matrix.Vanilla); err != nil {
+		if vanilla[r.Release], err = c.staticPods(ctx, r, matrix.Vanilla, corpus); err != nil {
 			return err
 		}
-		if patched[r.Release], err = derived(r, matrix.Patched); err != nil {
+		if patched[r.Release], err = c.staticPods(ctx, r, matrix.Patched, corpus); err != nil {
 			return err
 		}
 	}

@@ -3,30 +3,31 @@
 #
 #   e2e/run.sh [suite...]     default: upgrade inspect-hang orphan nodes rehearsal
 #
-# The Ginkgo suites are labels of e2e/node. The host suites (tls, upgrade,
-# inspect-hang, orphan: kubelets on this machine) run first, in one Ginkgo
-# run whose specs are spread over E2E_PROCS parallel processes (default:
-# one more than the cores, at most one per 2 GiB of available memory, at
-# most 9).
-# A process runs one spec at a time, on a node that shares nothing a
+# The Ginkgo suites are labels of e2e/node. Two Ginkgo runs go side by
+# side. The host suites (tls, upgrade, inspect-hang, orphan: kubelets on
+# this machine) are spread over E2E_PROCS parallel processes (default: one
+# more than the cores, at most one per 2 GiB of available memory, at most
+# 9). A process runs one spec at a time, on a node that shares nothing a
 # kubelet touches with another process's (framework.Slot): its own Docker
 # Engine, started here (_output/e2e/engines/<n>: sockets, data, bridge
 # kubelet-e2e<n> on 198.18.<210+n>.1/24), its own kubelet and pod host
 # ports, and per node its cgroup root, CRI socket, dockershim and kubelet
 # roots, pod log dirs and fault proxy.
 #
-# The cluster suites (rehearsal, rehearsal-1.8) run next, on
+# Beside them, the cluster suites (rehearsal, rehearsal-1.8) run on
 # E2E_REHEARSALS processes (default one per 4 cores, at least one), each
 # with its own rehearsal instance <n> (_output/rehearsal-<n>, engine,
-# bridge kubelet-rh<n>, subnet and control plane ports). Beside them runs
-# the nodes suite, scripts/internal/nodes' end to end (go test -tags
-# nodes_e2e: the rehearsal's node containers on an engine of its own,
-# _output/nodes-e2e/engine, bridge kubelet-nt0, 198.18.203.1/24, which it
-# brings up and takes down); it passes only if some test passed and none
-# failed or skipped. The conformance suite (upstream's e2e_node.test
-# [Conformance] specs of 1.9.11 judging both variants, on _output/engine)
-# runs last, alone: it judges specs by how often they pass. Each Ginkgo
-# suite gets its JUnit report (junit-<suite>.xml) and a summary line.
+# bridge kubelet-rh<n>, subnet and control plane ports), their output in
+# ginkgo-cluster.log, printed when they end. After the host suites, beside
+# what is left of the rehearsals, the nodes suite: scripts/internal/nodes'
+# end to end (go test -tags nodes_e2e: the rehearsal's node containers on
+# an engine of its own, _output/nodes-e2e/engine, bridge kubelet-nt0,
+# 198.18.203.1/24, which it brings up and takes down); it passes only if
+# some test passed and none failed or skipped. The conformance suite
+# (upstream's e2e_node.test [Conformance] specs of 1.9.11 judging both
+# variants, on _output/engine) runs last, alone: it judges specs by how
+# often they pass. Each Ginkgo suite gets its JUnit report
+# (junit-<suite>.xml) and a summary line.
 #
 # E2E_SPECS picks specs within the Ginkgo suites: ci (default, without
 # "extended"), extended (only those) or all; E2E_FOCUS, when set, only the
@@ -92,6 +93,9 @@ engines_down() {
 }
 cleanup() {
   local n
+  # A cluster run still going (the script was interrupted) ends by its
+  # own timeouts and cleanups; its instances are checked after it.
+  [ -z "${cluster_pid:-}" ] || wait "$cluster_pid" || true
   for ((n = 1; n <= E2E_REHEARSALS; n++)); do
     # A rehearsal an interrupted spec left up on the slot's instance.
     if [ -e "$root/_output/rehearsal-$n/state.json" ] || [ -e "$root/_output/rehearsal-$n/engine/dockerd.pid" ]; then
@@ -106,35 +110,65 @@ trap cleanup EXIT
 summary=() failed=0
 line() { summary+=("$(printf '%-14s %s  %4ds  %s' "$1" "$2" "$3" "${4:-}")"); [ "$2" = passed ] || failed=1; }
 
-# run_ginkgo NAME PROCS SUITE...: one Ginkgo run of the suites' specs on PROCS
-# parallel processes; each suite's summary line is added.
+# run_ginkgo NAME PROCS live|quiet SUITE...: one Ginkgo run of the suites'
+# specs on PROCS parallel processes, its output in ginkgo-NAME.log (and on
+# stdout if live); each suite's summary line and the run's wall time go to
+# result-NAME.txt, which collect adds to the summary.
 run_ginkgo() {
-  local name=$1 procs=$2 filter= g s rc=0 secs
-  shift 2
+  local name=$1 procs=$2 live=$3 filter= g s rc=0
+  shift 3
   for g in "$@"; do filter+="${filter:+ || }$g"; done
   filter="($filter)${specs:+ && $specs}"
   echo "==> e2e $name suites: $* (E2E_SPECS=$E2E_SPECS: $filter), $procs processes"
-  rm -f "$out/summary.txt"
+  rm -f "$out/summary-$name.txt" "$out/result-$name.txt"
   s=$(date +%s)
-  (cd "$root/e2e" && E2E_ENGINES="$engines" E2E_REPORT_DIR="$out" E2E_SUITES="$*" \
+  (cd "$root/e2e" && E2E_ENGINES="$engines" E2E_REPORT_DIR="$out" E2E_SUMMARY="$out/summary-$name.txt" E2E_SUITES="$*" \
     go tool ginkgo --procs="$procs" --label-filter="$filter" ${E2E_FOCUS:+--focus="$E2E_FOCUS"} --timeout=75m --no-color -v \
-    --output-dir="$out" --json-report="report-$name.json" ./node) 2>&1 | tee "$out/ginkgo-$name.log" || rc=$?
-  secs=$(( $(date +%s) - s ))
-  if [ -f "$out/summary.txt" ]; then
-    while read -r g verdict rest; do
-      summary+=("$(printf '%-14s %s' "$g" "$verdict") $rest")
-      [ "$verdict" = passed ] || failed=1
-    done <"$out/summary.txt"
-    summary+=("$(printf '%-14s %4ds wall for the %s suites, side by side' "" "$secs" "$name")")
-  else
-    line "$*" FAILED "$secs" "(no summary: Ginkgo stopped before its report)"
-  fi
-  [ "$rc" -eq 0 ] || failed=1
+    --output-dir="$out" --json-report="report-$name.json" ./node) 2>&1 |
+    if [ "$live" = live ]; then tee "$out/ginkgo-$name.log"; else cat >"$out/ginkgo-$name.log"; fi || rc=$?
+  {
+    if [ -f "$out/summary-$name.txt" ]; then
+      cat "$out/summary-$name.txt"
+      printf '%-14s %4ds wall for the %s suites, side by side\n' "" "$(( $(date +%s) - s ))" "$name"
+    else
+      printf '%-14s FAILED %4ds  (no summary: Ginkgo stopped before its report)\n' "$*" "$(( $(date +%s) - s ))"
+    fi
+    [ "$rc" -eq 0 ] || echo "ginkgo $name FAILED (exit $rc)"
+  } >"$out/result-$name.txt"
 }
 
-# The host suites first, alone: their specs time kubelets against
-# deadlines (the inspect hangs' 10 s + 10 s), and every kubelet's cAdvisor
-# watches every cgroup of the machine, other nodes' too.
+# collect NAME: the run's output and its summary lines.
+collect() {
+  local l
+  [ -f "$out/result-$1.txt" ] || return 0
+  while IFS= read -r l; do
+    summary+=("$l")
+    if [[ $l == *FAILED* ]]; then failed=1; fi
+  done <"$out/result-$1.txt"
+}
+
+# The host suites and the cluster suites run side by side, each kind on
+# processes of its own: the host suites on E2E_PROCS slots, the rehearsals
+# (an instance per process) on E2E_REHEARSALS. The cluster run starts once
+# the host engines are up, its output kept in ginkgo-cluster.log and
+# printed when it ends. The nodes suite follows the host suites, beside
+# what is left of the rehearsals.
+cluster_pid=
+start_cluster() {
+  [ ${#cluster_suites[@]} -gt 0 ] || return 0
+  run_ginkgo cluster "$E2E_REHEARSALS" quiet "${cluster_suites[@]}" &
+  cluster_pid=$!
+  echo "    (the cluster run's output: $out/ginkgo-cluster.log, printed when it ends)"
+}
+wait_cluster() {
+  [ -n "$cluster_pid" ] || return 0
+  wait "$cluster_pid" || true
+  cluster_pid=
+  echo "==> e2e cluster run's output"
+  cat "$out/ginkgo-cluster.log"
+  collect cluster
+}
+
 if [ ${#host_suites[@]} -gt 0 ]; then
   echo "==> e2e engines: $E2E_PROCS, one per Ginkgo process ($engines/<n>)"
   s=$(date +%s)
@@ -145,30 +179,23 @@ if [ ${#host_suites[@]} -gt 0 ]; then
     wait "${pids[n - 1]}" || { cat "$engines/$n.up.log" >&2; echo "e2e/run.sh: engine $n did not come up" >&2; exit 1; }
   done
   echo "    up in $(( $(date +%s) - s ))s"
-  run_ginkgo host "$E2E_PROCS" "${host_suites[@]}"
+  start_cluster
+  run_ginkgo host "$E2E_PROCS" live "${host_suites[@]}"
+  collect host
   engines_down
+else
+  start_cluster
 fi
 
-# Then the clusters: the rehearsals (an instance per process) and, beside
-# them, the nodes suite.
-nodes_pid=
 if ((nodes)); then
   echo "==> e2e suite nodes (beside the rehearsals; log $out/nodes.log)"
-  (
-    s=$(date +%s) rc=0
-    (cd "$root/scripts" && go test -tags nodes_e2e ./internal/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
-    # go test's: at least one test passed, none skipped.
-    if [ "$rc" -eq 0 ] && grep -q '^--- PASS: ' "$out/nodes.log" && ! grep -q '^ *--- SKIP: ' "$out/nodes.log"; then v=passed; else v=FAILED; fi
-    echo "$v $(( $(date +%s) - s ))" >"$out/nodes.result"
-  ) &
-  nodes_pid=$!
+  s=$(date +%s) rc=0
+  (cd "$root/scripts" && go test -tags nodes_e2e ./internal/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
+  # go test's: at least one test passed, none skipped.
+  if [ "$rc" -eq 0 ] && grep -q '^--- PASS: ' "$out/nodes.log" && ! grep -q '^ *--- SKIP: ' "$out/nodes.log"; then v=passed; else v=FAILED; fi
+  line nodes "$v" "$(( $(date +%s) - s ))" "(log $out/nodes.log)"
 fi
-[ ${#cluster_suites[@]} -eq 0 ] || run_ginkgo cluster "$E2E_REHEARSALS" "${cluster_suites[@]}"
-if [ -n "$nodes_pid" ]; then
-  wait "$nodes_pid" || true
-  read -r v secs <"$out/nodes.result" || { v=FAILED secs=0; }
-  line nodes "$v" "$secs" "(log $out/nodes.log)"
-fi
+wait_cluster
 
 if ((conformance)); then
   echo "==> e2e suite conformance (alone, on _output/engine)"

@@ -90,8 +90,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	$(CLI) hash-crosscheck --count 1000
 	releases=$$($(CLI) releases --names) && for v in $$releases; do $(MAKE) --no-print-directory test-tree VERSION=$$v || exit 1; done
 	$(CLI) smoke --release 1.9.11 --variant patched
-	$(MAKE) --no-print-directory control-plane VERSION=1.9.11
-	$(MAKE) --no-print-directory check-control-plane VERSION=1.9.11
+	cps=$$($(CLI) releases --control-planes) && for v in $$cps; do $(MAKE) --no-print-directory control-plane VERSION=$$v && \
+	  $(MAKE) --no-print-directory check-control-plane VERSION=$$v || exit 1; done
 	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
 	e2e/run.sh tls
 	$(MAKE) --no-print-directory verify-checksums
@@ -127,7 +127,7 @@ e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds
 	@releases=$$($(CLI) releases --names) && for v in $$releases; do for variant in vanilla patched; do \
 	  $(CLI) kubelet --release $$v --variant $$variant || exit 1; done; done
 	@$(CLI) conformance-suite --release 1.9.11
-	@$(CLI) control-plane --release 1.9.11
+	@cps=$$($(CLI) releases --control-planes) && for v in $$cps; do $(CLI) control-plane --release $$v || exit 1; done
 	e2e/run.sh $(FOCUS)
 
 .PHONY: conformance

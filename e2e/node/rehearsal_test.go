@@ -96,7 +96,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Ordered, S
 	})
 
 	It("patched 1.9.11 keeps every pod across 1.7.5 -> 1.9.11 -> 1.7.5 -> 1.9.11 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
-		expectEveryPodKept(ctx, "1.7.5", "1.9.11")
+		expectEveryPodKept(ctx, "1.7.5", "1.9.11", "1.9.11")
 	}, SpecTimeout(framework.LongSpec))
 
 	It("each node's kubelet wrote its kernel settings into the node's own shadows, the machine's are as they were", func(ctx SpecContext) {
@@ -138,7 +138,7 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 		Describe(fmt.Sprintf("from %s to %s", from, to), Ordered, SpecPriority(10), func() {
 			BeforeAll(rehearsalDownAfterAll)
 			It(fmt.Sprintf("patched %s keeps every pod across %s -> %s -> %s -> %s on 2 nodes, Ready, no failed request", to, from, to, from, to), func(ctx SpecContext) {
-				expectEveryPodKept(ctx, from, to)
+				expectEveryPodKept(ctx, from, to, "1.9.11")
 			}, SpecTimeout(framework.LongSpec))
 			// 1.8 -> 1.9 changes every container's hash (Container.VolumeDevices).
 			every := to == "1.9.11"
@@ -147,6 +147,27 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 			}, SpecTimeout(framework.LongSpec))
 		})
 	}
+})
+
+// The 1.12 -> 1.13 switch on the 1.13.12 control plane, the newest that
+// supports both kubelets: the container hash does not change, the static
+// pod UID does (EnableServiceLinks). Label extended: `make test-all` runs
+// it (docs/e2e.md, the rule: CI carries one rehearsal).
+var _ = Describe("Rehearsal on the 1.13.12 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
+	BeforeAll(rehearsalDownAfterAll)
+	It("patched 1.13.12 keeps every pod across 1.12.10 -> 1.13.12 -> 1.12.10 -> 1.13.12 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
+		expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12")
+	}, SpecTimeout(framework.LongSpec))
+	It("vanilla 1.13.12 replaces the static pod without a uid, as predicted, and fails (negative control)", func(ctx SpecContext) {
+		rep := expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false)
+		for _, p := range rep.Pods {
+			want := "kept"
+			if strings.HasPrefix(p.Name, "static-web-") {
+				want = "replaced"
+			}
+			Expect(p.Outcome).To(Equal(want), "%s/%s: %s", p.Namespace, p.Name, p.Detail)
+		}
+	}, SpecTimeout(framework.LongSpec))
 })
 
 // rehearsalDownAfterAll, in a BeforeAll, takes the instance's cluster
@@ -161,13 +182,13 @@ func rehearsalDownAfterAll(ctx SpecContext) {
 }
 
 // expectEveryPodKept rehearses from -> patched to on 2 nodes and expects
-// every pod kept, as predicted, Ready but for the probes' blips, with no
-// failed request.
-func expectEveryPodKept(ctx context.Context, from, to string) {
+// the control plane cp (the newest that supports both), every pod kept, as
+// predicted, Ready but for the probes' blips, with no failed request.
+func expectEveryPodKept(ctx context.Context, from, to, cp string) {
 	GinkgoHelper()
 	code, rep := rehearse(ctx, "--from", from, "--to", to, "--variant", "patched", "--nodes", "2")
 	Expect(rep.Variant).To(Equal("patched"))
-	Expect(rep.ControlPlane).To(HavePrefix("v1.9.11"))
+	Expect(rep.ControlPlane).To(HavePrefix("v" + cp + "+"))
 	Expect(rep.Nodes).To(HaveLen(2))
 	for _, n := range rep.Nodes {
 		Expect(n.Kubelets).To(HaveLen(4), "node %s ran %v", n.Name, n.Kubelets)
@@ -204,8 +225,9 @@ func expectEveryPodKept(ctx context.Context, from, to string) {
 // expectRecreatedAsPredicted rehearses from -> vanilla to on 2 nodes: the
 // rehearsal fails, some pods change, and every pod's outcome is the
 // preflight's prediction (1.7 -> 1.8 changes only the pods whose
-// containers reach a field 1.8 added); with everyPod none is kept.
-func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod bool) {
+// containers reach a field 1.8 added); with everyPod none is kept. It
+// returns the report.
+func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod bool) rehearsalReport {
 	GinkgoHelper()
 	code, rep := rehearse(ctx, "--from", from, "--to", to, "--variant", "vanilla", "--nodes", "2")
 	Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
@@ -223,6 +245,7 @@ func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod b
 	Expect(changed).To(BeNumerically(">", 0), "vanilla %s changed no pod", to)
 	Expect(rep.Summary.Changed).To(Equal(changed))
 	fmt.Fprintf(GinkgoWriter, "vanilla %s -> %s changed %d of %d pods\n", from, to, changed, len(rep.Pods))
+	return rep
 }
 
 // rehearsalDownLeavesNothing runs rehearsal down and checks it removed the

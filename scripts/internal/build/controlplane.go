@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,21 +21,27 @@ import (
 )
 
 // ControlPlaneCommand is one binary of the control plane and the package
-// it is built from (relative to k8s.io/kubernetes; 1.9's scheduler still
-// lives under plugin/).
+// it is built from (relative to k8s.io/kubernetes).
 type ControlPlaneCommand struct {
 	Name, Package string
 }
 
-// ControlPlaneCommands are the control plane's binaries, in build order.
+// ControlPlaneCommands are r's control plane binaries, in build order.
 // kube-proxy is here because it is built the same way (static, from the
-// same tree); the rehearsal's nodes run it so that Services work.
-var ControlPlaneCommands = []ControlPlaneCommand{
-	{"kube-apiserver", "cmd/kube-apiserver"},
-	{"kube-controller-manager", "cmd/kube-controller-manager"},
-	{"kube-scheduler", "plugin/cmd/kube-scheduler"},
-	{"kubectl", "cmd/kubectl"},
-	{"kube-proxy", "cmd/kube-proxy"},
+// same tree); the rehearsal's nodes run it so that Services work. The
+// scheduler lived under plugin/ until 1.10.
+func ControlPlaneCommands(r *matrix.Release) []ControlPlaneCommand {
+	scheduler := "cmd/kube-scheduler"
+	if _, minor := r.MajorMinor(); minor == "7" || minor == "8" || minor == "9" {
+		scheduler = "plugin/cmd/kube-scheduler"
+	}
+	return []ControlPlaneCommand{
+		{"kube-apiserver", "cmd/kube-apiserver"},
+		{"kube-controller-manager", "cmd/kube-controller-manager"},
+		{"kube-scheduler", scheduler},
+		{"kubectl", "cmd/kubectl"},
+		{"kube-proxy", "cmd/kube-proxy"},
+	}
 }
 
 // ControlPlaneTargetName is the control plane's directory under
@@ -88,11 +95,11 @@ func ControlPlaneTarget(ctx context.Context, o Options) *Target {
 	t := &Target{
 		Name:     ControlPlaneTargetName,
 		Series:   r.Series.ForControlPlane(),
-		Generate: []Step{godebugStep(ControlPlaneCommands), openAPIStep(ctx, o)},
+		Generate: []Step{godebugStep(ControlPlaneCommands(r)), openAPIStep(ctx, o)},
 		Paths:    p,
 		SumsFile: "SHA256SUMS",
 	}
-	for _, c := range ControlPlaneCommands {
+	for _, c := range ControlPlaneCommands(r) {
 		name := c.Name
 		t.Outputs = append(t.Outputs, Output{Name: name, GoArgs: args, Package: goPackage(r, c.Package), Dir: goDir(r, p), Env: env,
 			Check: func(ctx context.Context, bin string) error {
@@ -158,7 +165,14 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 		return err
 	}
 	defer fsutil.RemoveAll(scratch)
-	gen, env, err := buildTreeTool(ctx, r, gopath, "k8s.io/kubernetes/vendor/k8s.io/code-generator/cmd/openapi-gen", scratch)
+	// openapi-gen moved from code-generator to kube-openapi (1.10), and
+	// from 1.12 reports API rule violations, which upstream's build
+	// compares with the tree's known list.
+	genPkg := "vendor/k8s.io/kube-openapi/cmd/openapi-gen"
+	if _, err := os.Stat(filepath.Join(tree, genPkg)); err != nil {
+		genPkg = "vendor/k8s.io/code-generator/cmd/openapi-gen"
+	}
+	gen, env, err := buildTreeTool(ctx, r, gopath, "k8s.io/kubernetes/"+genPkg, scratch)
 	if err != nil {
 		return err
 	}
@@ -184,9 +198,26 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 	}
 	out := filepath.Join(tree, "pkg/generated/openapi/zz_generated.openapi.go")
 	os.Remove(out)
-	if _, err := execx.Run(ctx, execx.Cmd{Name: gen, Args: []string{"-i", strings.Join(pkgs, ","), "-p", openAPIPackage,
-		"-O", "zz_generated.openapi", "-h", headerFile, "-o", filepath.Join(gopath, "src")}, Dir: tree, Env: env}); err != nil {
+	args := []string{"-i", strings.Join(pkgs, ","), "-p", openAPIPackage,
+		"-O", "zz_generated.openapi", "-h", headerFile, "-o", filepath.Join(gopath, "src")}
+	known, err := os.ReadFile(filepath.Join(tree, knownViolations))
+	report := filepath.Join(scratch, "violations.report")
+	if err == nil {
+		args = append(args, "-r", report)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if _, err := execx.Run(ctx, execx.Cmd{Name: gen, Args: args, Dir: tree, Env: env}); err != nil {
 		return fmt.Errorf("openapi-gen: %w", err)
+	}
+	if known != nil {
+		got, err := os.ReadFile(report)
+		if err != nil {
+			return fmt.Errorf("openapi-gen wrote no API rule report: %w", err)
+		}
+		if !bytes.Equal(got, known) {
+			return fmt.Errorf("openapi-gen: the API rule violations differ from the tree's %s (upstream's build fails the same way): %s", knownViolations, firstDifference(known, got))
+		}
 	}
 	fi, err := os.Stat(out)
 	if err != nil {
@@ -195,6 +226,28 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 	fmt.Fprintf(log, "    generated pkg/generated/openapi/zz_generated.openapi.go from %d packages (%d kB)\n", len(pkgs), fi.Size()/1000)
 	return nil
 }
+
+// firstDifference names the first line where got differs from want.
+func firstDifference(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d: want %q, got %q (%d lines against %d)", i+1, wl, gl, len(w), len(g))
+		}
+	}
+	return "no line differs"
+}
+
+// knownViolations is the tree's list of API rule violations openapi-gen
+// reports (1.12 and later).
+const knownViolations = "api/api-rules/violation_exceptions.list"
 
 // buildTreeTool builds a generator the tree vendors (openapi-gen,
 // go-bindata) into dir, as upstream's build does, and returns it with the
@@ -208,12 +261,37 @@ func buildTreeTool(ctx context.Context, r *matrix.Release, gopath, pkg, dir stri
 	return bin, env, nil
 }
 
-// openAPIRoots are the directories upstream's generators search
-// (hack/make-rules/helpers/cache_go_dirs.sh): the tree without vendor/,
-// staging/, docs/, examples/ and hidden or _ directories, plus these
-// staging repositories through their vendor/ symlinks.
-var openAPIRoots = []string{"apimachinery", "apiserver", "kube-aggregator", "apiextensions-apiserver", "metrics",
-	"sample-apiserver", "api", "client-go", "code-generator", "sample-controller"}
+// openAPIRoots are the staging repositories upstream's generators search
+// besides the tree itself (hack/make-rules/helpers/cache_go_dirs.sh, read
+// from the tree): through 1.10 or so the ./vendor/k8s.io/<name> roots its
+// find names, staging/ pruned; later every staging repository (its find
+// walks staging/ and names each file by its vendor/ path).
+func openAPIRoots(tree string) ([]string, error) {
+	script, err := os.ReadFile(filepath.Join(tree, "hack/make-rules/helpers/cache_go_dirs.sh"))
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(string(script), "-path ./staging") {
+		var names []string
+		for _, m := range vendorRoot.FindAllStringSubmatch(string(script), -1) {
+			names = append(names, m[1])
+		}
+		return names, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(tree, "staging/src/k8s.io"))
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+var vendorRoot = regexp.MustCompile(`\./vendor/k8s\.io/([A-Za-z0-9_.-]+)`)
 
 var (
 	k8sTag     = regexp.MustCompile(`(?m)^// *\+k8s:`)
@@ -261,7 +339,11 @@ func OpenAPIDirs(tree string) ([]string, error) {
 	if err := visit(tree, top); err != nil {
 		return nil, err
 	}
-	for _, name := range openAPIRoots {
+	roots, err := openAPIRoots(tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range roots {
 		// WalkDir does not follow a symlinked root; resolve it as find -H does.
 		link := filepath.Join(tree, "vendor", "k8s.io", name)
 		target, err := filepath.EvalSymlinks(link)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 func TestParseVersionOutput(t *testing.T) {
@@ -32,57 +34,77 @@ func TestParseVersionOutput(t *testing.T) {
 // does: a `// +k8s:` tag line and the openapi-gen tag, outside the pruned
 // directories, plus the staging repositories through vendor/ symlinks.
 func TestOpenAPIDirs(t *testing.T) {
-	tree := t.TempDir()
-	write := func(rel, content string) {
-		p := filepath.Join(tree, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	// Each tree's hack/make-rules/helpers/cache_go_dirs.sh decides which
+	// staging repositories are searched: 1.9's names its roots, 1.13's
+	// walks all of staging.
+	scripts := map[string]string{
+		"listed roots (1.9)": "function kfind() {\n    find -H . ./vendor/k8s.io/api \\\n        -path ./vendor -o -path ./staging -o -path ./docs \\\n}\n",
+		"all staging (1.13)": "function kfind() {\n    find -H . \\\n        -path ./vendor -o -path ./docs \\\n        | sed 's|^./staging/src|vendor|'\n}\n",
 	}
-	tagged := "// +k8s:openapi-gen=true\n\npackage x\n"
-	write("pkg/apis/a/doc.go", tagged)
-	write("pkg/apis/b/types.go", "// +k8s:deepcopy-gen=package\n\npackage b\n\n// +k8s:openapi-gen=false\ntype T struct{}\n")
-	write("pkg/apis/c/doc.go", "package c\n\n// mentions +k8s:openapi-gen= in prose only\n")
-	write("pkg/apis/d/README.md", tagged)
-	write("examples/e/doc.go", tagged)
-	write("docs/f/doc.go", tagged)
-	write("_output/g/doc.go", tagged)
-	write(".hidden/h/doc.go", tagged)
-	write("staging/src/k8s.io/api/core/v1/doc.go", tagged)
-	write("staging/src/k8s.io/unlisted/x/doc.go", tagged)
-	write("vendor/github.com/other/doc.go", tagged)
-	if err := os.MkdirAll(filepath.Join(tree, "vendor/k8s.io"), 0o755); err != nil {
-		t.Fatal(err)
+	wants := map[string][]string{
+		"listed roots (1.9)": {"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1"},
+		"all staging (1.13)": {"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1", "vendor/k8s.io/unlisted/x"},
 	}
-	for _, n := range []string{"api", "unlisted"} {
-		if err := os.Symlink("../../staging/src/k8s.io/"+n, filepath.Join(tree, "vendor/k8s.io", n)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := OpenAPIDirs(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("OpenAPIDirs = %v, want %v", got, want)
+	for name, script := range scripts {
+		t.Run(name, func(t *testing.T) {
+			tree := t.TempDir()
+			write := func(rel, content string) {
+				p := filepath.Join(tree, rel)
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("hack/make-rules/helpers/cache_go_dirs.sh", script)
+			tagged := "// +k8s:openapi-gen=true\n\npackage x\n"
+			write("pkg/apis/a/doc.go", tagged)
+			write("pkg/apis/b/types.go", "// +k8s:deepcopy-gen=package\n\npackage b\n\n// +k8s:openapi-gen=false\ntype T struct{}\n")
+			write("pkg/apis/c/doc.go", "package c\n\n// mentions +k8s:openapi-gen= in prose only\n")
+			write("pkg/apis/d/README.md", tagged)
+			write("examples/e/doc.go", tagged)
+			write("docs/f/doc.go", tagged)
+			write("_output/g/doc.go", tagged)
+			write(".hidden/h/doc.go", tagged)
+			write("staging/src/k8s.io/api/core/v1/doc.go", tagged)
+			write("staging/src/k8s.io/unlisted/x/doc.go", tagged)
+			write("vendor/github.com/other/doc.go", tagged)
+			if err := os.MkdirAll(filepath.Join(tree, "vendor/k8s.io"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range []string{"api", "unlisted"} {
+				if err := os.Symlink("../../staging/src/k8s.io/"+n, filepath.Join(tree, "vendor/k8s.io", n)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := OpenAPIDirs(tree)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, wants[name]) {
+				t.Errorf("OpenAPIDirs = %v, want %v", got, wants[name])
+			}
+		})
 	}
 }
 
 func TestControlPlaneCommandsAreMainPackages(t *testing.T) {
-	seen := map[string]bool{}
-	for _, c := range ControlPlaneCommands {
-		if seen[c.Name] || strings.HasPrefix(c.Package, "/") || !strings.Contains(c.Package, "cmd/") {
-			t.Errorf("bad command %+v", c)
+	for release, scheduler := range map[string]string{"1.9.11": "plugin/cmd/kube-scheduler", "1.13.12": "cmd/kube-scheduler", "1.23.17": "cmd/kube-scheduler"} {
+		seen := map[string]string{}
+		for _, c := range ControlPlaneCommands(&matrix.Release{Release: release}) {
+			if seen[c.Name] != "" || strings.HasPrefix(c.Package, "/") || !strings.Contains(c.Package, "cmd/") {
+				t.Errorf("%s: bad command %+v", release, c)
+			}
+			seen[c.Name] = c.Package
 		}
-		seen[c.Name] = true
-	}
-	for _, n := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kube-proxy"} {
-		if !seen[n] {
-			t.Errorf("%s is not built", n)
+		for _, n := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kube-proxy"} {
+			if seen[n] == "" {
+				t.Errorf("%s: %s is not built", release, n)
+			}
+		}
+		if seen["kube-scheduler"] != scheduler {
+			t.Errorf("%s: kube-scheduler from %s, want %s", release, seen["kube-scheduler"], scheduler)
 		}
 	}
 }

@@ -98,7 +98,7 @@ func checkOfficialBuild(m *matrix.Matrix, r *matrix.Release, tree string) error 
 	if !slices.Equal(b.Tags, r.Tags) {
 		return fmt.Errorf("release %s: %s says tags: %q, the tree's hack/lib/golang.sh builds with tags %q", r.Release, m.File, r.Tags, b.Tags)
 	}
-	for _, c := range ControlPlaneCommands {
+	for _, c := range ControlPlaneCommands(r) {
 		if b.CGO(c.Name) {
 			return fmt.Errorf("release %s: the tree's hack/lib/golang.sh builds %s with cgo; the control plane builds it static", r.Release, c.Name)
 		}

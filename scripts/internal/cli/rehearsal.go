@@ -71,22 +71,20 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 			return bad(fmt.Errorf("FROM: %w", err))
 		}
 		l := rehearsal.NewLayoutFor(m.Root, f.instance)
-		cp, err := m.Lookup(controlPlaneRelease)
-		if err != nil {
-			return bad(err)
-		}
-		if err := rehearsal.CheckSkew("FROM", from, cp); err != nil {
-			return bad(err)
-		}
+		kubelets := map[string]*matrix.Release{"FROM": from}
 		var to *matrix.Release
 		var v matrix.Variant
 		if withTo {
 			if to, err = m.Lookup(f.to); err != nil || f.to == "" {
 				return bad(fmt.Errorf("TO=%q: %v (supported: %v)", f.to, err, m.Names()))
 			}
-			if err := rehearsal.CheckSkew("TO", to, cp); err != nil {
-				return bad(err)
-			}
+			kubelets["TO"] = to
+		}
+		cp, err := rehearsal.ControlPlaneFor(m, kubelets)
+		if err != nil {
+			return bad(err)
+		}
+		if withTo {
 			if v, err = parseVariant(f.variant); err != nil {
 				return bad(err)
 			}
@@ -108,11 +106,11 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 			return bad(err)
 		}
 		cobra.OnFinalize(unlock)
-		cpBin, err := controlPlaneFor(cmd.Context(), s, m)
+		cpBin, err := controlPlaneBin(cmd.Context(), s, m, cp)
 		if err != nil {
 			return o, nil, "", &ExitError{Code: 2, Err: err}
 		}
-		o = rehearsal.UpOptions{Matrix: m, Instance: l.Instance, From: from, Nodes: f.nodes, Network: f.network(l), ControlPlaneBin: cpBin, Log: s.Err}
+		o = rehearsal.UpOptions{Matrix: m, Instance: l.Instance, From: from, Nodes: f.nodes, Network: f.network(l), ControlPlane: cp, ControlPlaneBin: cpBin, Log: s.Err}
 		return o, to, v, nil
 	}
 
@@ -219,17 +217,9 @@ func envOr(key, def string) string {
 	return def
 }
 
-// controlPlaneRelease is the control plane every rehearsal runs: a 1.9
-// API server takes 1.7 and 1.9 kubelets (within the supported skew).
-const controlPlaneRelease = "1.9.11"
-
-// controlPlaneFor builds (or reuses) the rehearsal's control plane and
+// controlPlaneBin builds (or reuses) the rehearsal's control plane r and
 // returns the directory of its binaries.
-func controlPlaneFor(ctx context.Context, s Streams, m *matrix.Matrix) (string, error) {
-	r, err := m.Lookup(controlPlaneRelease)
-	if err != nil {
-		return "", err
-	}
+func controlPlaneBin(ctx context.Context, s Streams, m *matrix.Matrix, r *matrix.Release) (string, error) {
 	res, err := build.ControlPlane(ctx, build.Options{Matrix: m, Release: r, Log: s.Err})
 	if err != nil {
 		return "", fmt.Errorf("control plane %s: %w", r.Release, err)

@@ -152,7 +152,7 @@ func parseVariant(s string) (matrix.Variant, error) {
 }
 
 func newReleasesCmd(s Streams, g *globals) *cobra.Command {
-	var names bool
+	var names, controlPlanes bool
 	cmd := &cobra.Command{
 		Use:   "releases",
 		Short: "List the pinned releases",
@@ -163,6 +163,10 @@ func newReleasesCmd(s Streams, g *globals) *cobra.Command {
 			}
 			for _, r := range m.Releases {
 				switch {
+				case controlPlanes:
+					if r.Series.ControlPlane != "" && r.StandIn == "" {
+						fmt.Fprintln(s.Out, r.Release)
+					}
 				case !names:
 					fmt.Fprintf(s.Out, "%-8s %-7s cgo=%-5v %s  %s\n", r.Release, r.Era, r.CGO, r.Series.For(matrix.Patched), r.Note)
 				case r.StandIn == "":
@@ -173,5 +177,6 @@ func newReleasesCmd(s Streams, g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&names, "names", false, "only the names of the releases built here (not those with a standIn), one per line, for the Makefile's loops")
+	cmd.Flags().BoolVar(&controlPlanes, "control-planes", false, "only the names of the releases with a control plane (make control-plane), one per line")
 	return cmd
 }

@@ -62,6 +62,8 @@ func (l Layout) Kubeconfig() string { return filepath.Join(l.Dir, "kubeconfig") 
 // kube-scheduler, run as daemons of ours on the machine.
 type ControlPlane struct {
 	Layout Layout
+	// Release is the binaries' release (their flags differ by release).
+	Release string
 	// BinDir holds the control plane's binaries (make control-plane).
 	BinDir string
 	// Etcd is the etcd binary.
@@ -184,6 +186,13 @@ func (cp *ControlPlane) daemons() []daemon {
 	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdClient)
 	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdPeer)
 	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
+	// From 1.12 the controller manager and the scheduler also serve HTTPS,
+	// by default on every address at fixed ports (10257, 10259): off, as
+	// two instances would collide there; their health stays on loopback.
+	var noSecurePort []string
+	if minor(cp.Release) >= 12 {
+		noSecurePort = []string{"--secure-port=0"}
+	}
 	return []daemon{{
 		name: "etcd", bin: cp.Etcd,
 		args: []string{
@@ -226,10 +235,10 @@ func (cp *ControlPlane) daemons() []daemon {
 		health: cp.Server() + "/healthz",
 	}, {
 		name: "kube-controller-manager", bin: bin("kube-controller-manager"),
-		args: []string{
+		args: append([]string{
 			"--kubeconfig=" + p("controller-manager.kubeconfig"),
-			// 1.9 serves its health port over plain HTTP only (no
-			// --secure-port yet): loopback, without profiling.
+			// Health over plain HTTP on loopback (1.9 has no
+			// --secure-port yet), without profiling.
 			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Controller),
 			"--profiling=false", "--leader-elect=false",
 			"--service-account-private-key-file=" + p("sa.key"),
@@ -237,17 +246,24 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--use-service-account-credentials=true",
 			"--cluster-signing-cert-file=" + p("ca.crt"), "--cluster-signing-key-file=" + p("ca.key"),
 			"--v=1",
-		},
+		}, noSecurePort...),
 		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Controller),
 	}, {
 		name: "kube-scheduler", bin: bin("kube-scheduler"),
-		args: []string{
+		args: append([]string{
 			"--kubeconfig=" + p("scheduler.kubeconfig"),
 			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Scheduler),
 			"--profiling=false", "--leader-elect=false", "--v=1",
-		},
+		}, noSecurePort...),
 		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Scheduler),
 	}}
+}
+
+// minor is release's minor version (9 for "1.9.11"); 0 when unknown.
+func minor(release string) int {
+	var maj, min int
+	fmt.Sscanf(release, "%d.%d", &maj, &min)
+	return min
 }
 
 func (cp *ControlPlane) pidFile(name string) string {
@@ -266,7 +282,7 @@ func (cp *ControlPlane) Start(ctx context.Context) error {
 	}
 	for _, d := range cp.daemons() {
 		if _, err := os.Stat(d.bin); err != nil {
-			return fmt.Errorf("control plane: %s: %w (run make control-plane VERSION=1.9.11)", d.name, err)
+			return fmt.Errorf("control plane: %s: %w (run make control-plane VERSION=%s)", d.name, err, cp.Release)
 		}
 		logf := filepath.Join(cp.Layout.Logs(), d.name+".log")
 		if pid, ok := execx.DaemonPid(cp.pidFile(d.name), cp.Layout.Dir); ok {

@@ -180,7 +180,7 @@ func TestBaseline(t *testing.T) {
 }
 
 // The control plane's series are the vanilla build's minus the tools, plus
-// its own; the repository's 1.9.11 has one and no other release does.
+// its own; the repository's 1.9.11 and 1.13.12 have a control plane.
 func TestControlPlaneSeries(t *testing.T) {
 	s := Series{Build: "k19-build", Defaults: "secure-defaults", Tools: "podhash", Fixes: "k19-fixes", ControlPlane: "k19-control-plane"}
 	if got := s.ForControlPlane(); strings.Join(got, ",") != "k19-build,secure-defaults,k19-control-plane" {
@@ -196,7 +196,7 @@ func TestControlPlaneSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range m.Releases {
-		if has := r.Series.ControlPlane != ""; has != (r.Release == "1.9.11") {
+		if has := r.Series.ControlPlane != ""; has != (r.Release == "1.9.11" || r.Release == "1.13.12") {
 			t.Errorf("release %s: controlPlane %q", r.Release, r.Series.ControlPlane)
 		}
 	}

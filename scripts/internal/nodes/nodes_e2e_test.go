@@ -6,8 +6,9 @@ package nodes
 // own (tools/engine-up.sh with ENGINE_DIR=_output/nodes-e2e/engine, bridge
 // kubelet-nt0, 198.18.203.1/24, brought up by the first test that needs it
 // and purged by TestMain; never the e2e's or the rehearsal's engine),
-// real kubelets (1.7.5, 1.8.15, 1.9.11, patched and vanilla: make e2e
-// builds them) and the 1.9.11 kube-proxy (make control-plane VERSION=1.9.11).
+// real kubelets (1.7.5, 1.8.15, 1.9.11, 1.12.10, 1.13.12, patched and
+// vanilla: make e2e builds them) and the kube-proxy of each control plane
+// (make control-plane VERSION=1.9.11, 1.13.12).
 // Built only with the nodes_e2e tag, so a plain `go test ./...` neither runs
 // nor skips them; `e2e/run.sh nodes` (in `make e2e`) runs them. Nothing
 // missing is ever a pass: each test fails saying what to build.
@@ -711,7 +712,8 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 
 // Every flag KubeletArgs emits is one the release's kubelet knows, for
 // every release a rehearsal runs, both variants, with and without an API
-// server; the same for kube-proxy 1.9.11's KubeProxyArgs. The flags are
+// server; the same for KubeProxyArgs and each control plane's kube-proxy
+// (1.9.11, 1.13.12). The flags are
 // parsed in order and --help, last, stops before anything runs; an unknown
 // flag or a bad value is reported first ("unknown flag", "invalid
 // argument"). The exit status says nothing: old pflag exits 2 on --help too.
@@ -723,7 +725,7 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 	withAPIServer := KubeletOptions{NodeName: "n1", NodeIP: "198.18.203.2", Kubeconfig: "/k", ClientCAFile: "/ca",
 		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
 	standalone := KubeletOptions{NodeName: "n1", ClientCAFile: "/ca"}
-	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11"} {
+	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12"} {
 		for _, variant := range []string{"patched", "vanilla"} {
 			bin := kubeletBinary(t, root, release, variant)
 			for _, o := range []KubeletOptions{withAPIServer, standalone} {
@@ -742,16 +744,18 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 			}
 		}
 	}
-	proxy := filepath.Join(root, "_output", "1.9.11", "control-plane", "bin", "kube-proxy")
-	if _, err := os.Stat(proxy); err != nil {
-		t.Fatalf("no kube-proxy at %s (%v): make control-plane VERSION=1.9.11 builds it", proxy, err)
-	}
-	out, _ := execxRun(proxy, append(KubeProxyArgs("n1", "/k"), "--help")...)
-	if bad := flagError(out); bad != "" {
-		t.Errorf("kube-proxy rejects %v: %s", KubeProxyArgs("n1", "/k"), bad)
-	}
-	if out, _ := execxRun(proxy, "--no-such-flag", "--help"); flagError(out) == "" {
-		t.Errorf("kube-proxy: an unknown flag went unnoticed: %.200q", out)
+	for _, cp := range []string{"1.9.11", "1.13.12"} {
+		proxy := filepath.Join(root, "_output", cp, "control-plane", "bin", "kube-proxy")
+		if _, err := os.Stat(proxy); err != nil {
+			t.Fatalf("no kube-proxy at %s (%v): make control-plane VERSION=%s builds it", proxy, err, cp)
+		}
+		out, _ := execxRun(proxy, append(KubeProxyArgs("n1", "/k"), "--help")...)
+		if bad := flagError(out); bad != "" {
+			t.Errorf("kube-proxy %s rejects %v: %s", cp, KubeProxyArgs("n1", "/k"), bad)
+		}
+		if out, _ := execxRun(proxy, "--no-such-flag", "--help"); flagError(out) == "" {
+			t.Errorf("kube-proxy %s: an unknown flag went unnoticed: %.200q", cp, out)
+		}
 	}
 }
 
@@ -760,22 +764,34 @@ func execxRun(name string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// flagError is the flag parser's complaint before the usage text, or ""
-// when the usage text comes with none before it. The kubelets (pflag)
-// print "Usage of ..." first; kube-proxy (cobra) its description, then
-// "Usage:", or "Error: ..." first. No usage text at all is a complaint too
-// (a binary that did not run, or printed something else).
+// flagError is the flag parser's complaint, or "" when the usage text
+// comes with none. The 1.7-1.9 kubelets (pflag) print "Usage of ..." and
+// stop at the first complaint, before it; from 1.10 the kubelet parses its
+// flags itself and, on a bad one, prints the usage and then the complaint
+// (klog.Fatal); kube-proxy (cobra) its description, then "Usage:", or
+// "Error: ..." first. No usage text at all is a complaint too (a binary
+// that did not run, or printed something else).
 func flagError(out string) string {
+	usage := false
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "Usage") {
-			return ""
+			usage = true
+			continue
+		}
+		// Complaints start their line (pflag, cobra) or follow klog's
+		// header ("F1128 09:15:34.440891 123 server.go:..] unknown flag").
+		if i := strings.Index(l, "] "); i > 0 && len(l) > 0 && l[0] == 'F' {
+			l = l[i+2:]
 		}
 		for _, bad := range []string{"Error:", "unknown flag", "unknown shorthand flag", "invalid argument",
 			"flag needs an argument", "bad flag syntax", "flag provided but not defined"} {
-			if strings.Contains(l, bad) {
+			if strings.HasPrefix(l, bad) {
 				return l
 			}
 		}
+	}
+	if usage {
+		return ""
 	}
 	first, _, _ := strings.Cut(out, "\n")
 	return fmt.Sprintf("no usage text (output starts %q)", first)

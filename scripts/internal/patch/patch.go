@@ -29,6 +29,9 @@ type Series struct {
 var patchName = regexp.MustCompile(`^[0-9]{4}-[A-Za-z0-9][A-Za-z0-9._-]*\.patch$`)
 
 // Load finds series name under root (patches/<name>, overlay/<name>).
+// patches/<name> may hold a README.md beside its patches, or alone: a
+// series with nothing to change (a control plane built from the vanilla
+// tree is still named by its series).
 func Load(root, name string) (*Series, error) {
 	s := &Series{Name: name}
 	dir := filepath.Join(root, "patches", name)
@@ -36,7 +39,12 @@ func Load(root, name string) (*Series, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	readme := false
 	for _, e := range entries {
+		if e.Name() == "README.md" {
+			readme = true
+			continue
+		}
 		if !patchName.MatchString(e.Name()) {
 			return nil, fmt.Errorf("series %s: %s is not named NNNN-subject.patch", name, filepath.Join(dir, e.Name()))
 		}
@@ -46,7 +54,7 @@ func Load(root, name string) (*Series, error) {
 	if fi, err := os.Stat(filepath.Join(root, "overlay", name)); err == nil && fi.IsDir() {
 		s.Overlay = filepath.Join(root, "overlay", name)
 	}
-	if len(s.Patches) == 0 && s.Overlay == "" {
+	if len(s.Patches) == 0 && s.Overlay == "" && !readme {
 		return nil, fmt.Errorf("series %s: neither patches/%s nor overlay/%s exists", name, name, name)
 	}
 	return s, nil

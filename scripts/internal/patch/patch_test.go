@@ -131,6 +131,23 @@ func TestLoadRejectsBadNames(t *testing.T) {
 	}
 }
 
+// A series whose directory holds only its README.md changes nothing; an
+// empty directory is not a series (git does not keep it).
+func TestLoadReadmeOnlySeries(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "patches", "named", "x"), 0o755)
+	os.Remove(filepath.Join(root, "patches", "named", "x"))
+	os.WriteFile(filepath.Join(root, "patches", "named", "README.md"), []byte("why nothing\n"), 0o644)
+	s, err := Load(root, "named")
+	if err != nil || len(s.Patches) != 0 || s.Overlay != "" {
+		t.Fatalf("README-only series: %+v, %v", s, err)
+	}
+	os.MkdirAll(filepath.Join(root, "patches", "empty"), 0o755)
+	if _, err := Load(root, "empty"); err == nil {
+		t.Fatal("an empty series directory was accepted")
+	}
+}
+
 func TestCheckHeaders(t *testing.T) {
 	root, _ := setup(t, body)
 	s, _ := Load(root, "s")

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,8 +50,18 @@ func (n Network) Address() (string, error) {
 // clusterName prefixes node containers and volumes.
 const clusterName = "rehearsal"
 
-// Images every node needs: the pause images and the default workloads'.
-var baseImages = []string{"gcr.io/google_containers/pause-amd64:3.0", "e2e.local/workload:1"}
+// baseImages are the images every node needs: the default workloads' and
+// the pause image of every release (a kept cluster takes any TO its control
+// plane supports; the tags share one image).
+func baseImages(m *matrix.Matrix) []string {
+	images := []string{"e2e.local/workload:1"}
+	for _, r := range m.Releases {
+		if r.PauseImage != "" && !slices.Contains(images, r.PauseImage) {
+			images = append(images, r.PauseImage)
+		}
+	}
+	return images
+}
 
 // UpOptions describe the cluster to bring up.
 type UpOptions struct {
@@ -60,7 +71,9 @@ type UpOptions struct {
 	From     *matrix.Release
 	Nodes    int
 	Network  Network
-	// ControlPlaneBin holds kube-apiserver & co. (make control-plane).
+	// ControlPlane is the control plane's release (ControlPlaneFor), and
+	// ControlPlaneBin holds its kube-apiserver & co. (make control-plane).
+	ControlPlane    *matrix.Release
 	ControlPlaneBin string
 	Log             io.Writer
 	// Workloads is the digest of what the run will apply (WorkloadsDigest);
@@ -73,12 +86,15 @@ type UpOptions struct {
 type state struct {
 	// Lockdown is the lockdown the cluster was brought up with
 	// (clusterLockdown); an older cluster is not reused.
-	Lockdown int         `json:"lockdown,omitempty"`
-	From     string      `json:"from"`
-	Network  Network     `json:"network"`
-	Image    string      `json:"image"`
-	Nodes    []nodeState `json:"nodes"`
-	UpAt     string      `json:"upAt"`
+	Lockdown int    `json:"lockdown,omitempty"`
+	From     string `json:"from"`
+	// ControlPlane is the control plane's release ("" before there was a
+	// choice: 1.9.11).
+	ControlPlane string      `json:"controlPlane,omitempty"`
+	Network      Network     `json:"network"`
+	Image        string      `json:"image"`
+	Nodes        []nodeState `json:"nodes"`
+	UpAt         string      `json:"upAt"`
 	// Workloads is the digest of the workloads and images a run applied
 	// (WorkloadsDigest); "" while none has.
 	Workloads string `json:"workloads,omitempty"`
@@ -148,7 +164,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}
 	c := &Cluster{
 		Layout: l, From: o.From, log: log, Timings: map[string]time.Duration{},
-		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), BinDir: o.ControlPlaneBin, Address: addr, Ports: l.Ports(), Log: log},
+		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), Release: o.ControlPlane.Release, BinDir: o.ControlPlaneBin, Address: addr, Ports: l.Ports(), Log: log},
 		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.ControlPlane().Kubeconfig()},
 	}
 	var mu sync.Mutex // steps run side by side where they do not wait on each other
@@ -226,7 +242,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}); err != nil {
 		return nil, err
 	}
-	st := state{Lockdown: clusterLockdown, From: o.From.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
+	st := state{Lockdown: clusterLockdown, From: o.From.Release, ControlPlane: o.ControlPlane.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
 	if err := step("nodes", func() error {
 		c.Nodes = make([]*nodes.Node, o.Nodes)
 		g, gctx := errgroup.WithContext(ctx)
@@ -254,7 +270,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := step("images", func() error { return c.LoadImages(ctx, baseImages) }); err != nil {
+	if err := step("images", func() error { return c.LoadImages(ctx, baseImages(o.Matrix)) }); err != nil {
 		return nil, err
 	}
 	if err := step("kubelets "+o.From.Release, func() error {
@@ -309,7 +325,11 @@ func (c *Cluster) reusable(ctx context.Context, o UpOptions) (state, bool) {
 	if err != nil || json.Unmarshal(b, &st) != nil {
 		return st, false
 	}
-	if st.From != o.From.Release || len(st.Nodes) != o.Nodes || st.Network != o.Network || !c.CP.Running() {
+	cp := st.ControlPlane
+	if cp == "" {
+		cp = "1.9.11"
+	}
+	if st.From != o.From.Release || cp != o.ControlPlane.Release || len(st.Nodes) != o.Nodes || st.Network != o.Network || !c.CP.Running() {
 		return st, false
 	}
 	notAfter, err := certNotAfter(filepath.Join(c.Layout.ControlPlane().PKI(), "ca.crt"))

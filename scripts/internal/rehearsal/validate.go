@@ -46,6 +46,45 @@ func CheckSkew(what string, kubelet, controlPlane *matrix.Release) error {
 	return nil
 }
 
+// ControlPlaneFor picks the newest control plane (a release whose
+// versions.yaml entry names a series.controlPlane) that supports every
+// kubelet named (FROM, and TO when given), or refuses, naming each control
+// plane and the kubelets it supports.
+func ControlPlaneFor(m *matrix.Matrix, kubelets map[string]*matrix.Release) (*matrix.Release, error) {
+	var cps []*matrix.Release
+	for i := range m.Releases {
+		if m.Releases[i].Series.ControlPlane != "" {
+			cps = append(cps, &m.Releases[i])
+		}
+	}
+	sort.Slice(cps, func(i, j int) bool { return minorOf(cps[i]) > minorOf(cps[j]) })
+	var names, offers []string
+	for what, k := range kubelets {
+		names = append(names, what+"="+k.Release)
+	}
+	sort.Strings(names)
+	for _, cp := range cps {
+		ok := true
+		for what, k := range kubelets {
+			ok = ok && CheckSkew(what, k, cp) == nil
+		}
+		if ok {
+			return cp, nil
+		}
+		maj, _ := cp.MajorMinor()
+		offers = append(offers, fmt.Sprintf("%s (kubelets %s.%d to %s.%d)", cp.Release, maj, minorOf(cp)-Skew, maj, minorOf(cp)))
+	}
+	return nil, fmt.Errorf("%s: no rehearsal control plane supports %s (a kubelet never newer than the API server, at most %d minors older); the control planes: %s",
+		strings.Join(names, " "), map[bool]string{true: "it", false: "both"}[len(kubelets) == 1], Skew, strings.Join(offers, ", "))
+}
+
+func minorOf(r *matrix.Release) int {
+	_, minor := r.MajorMinor()
+	var n int
+	fmt.Sscan(minor, &n)
+	return n
+}
+
 // CheckManifests reads every .yaml, .yml and .json file under dir (as
 // kubectl apply --recursive does) and refuses, naming the file and the
 // document, one that is not a Kubernetes object (apiVersion and kind), and

@@ -37,6 +37,42 @@ func TestCheckSkew(t *testing.T) {
 	}
 }
 
+func TestControlPlaneFor(t *testing.T) {
+	m := &matrix.Matrix{Releases: []matrix.Release{{Release: "1.7.5"}, {Release: "1.9.11"}, {Release: "1.12.10"}, {Release: "1.13.12"}, {Release: "1.18.6"}}}
+	m.Releases[1].Series.ControlPlane = "k19-control-plane"
+	m.Releases[3].Series.ControlPlane = "k113-control-plane"
+	m.Releases[2].Series.ControlPlane = "k112-control-plane" // overlaps 1.13.12's kubelets: the newer wins
+	r := func(v string) *matrix.Release { return &matrix.Release{Release: v} }
+	for _, c := range []struct {
+		from, to, want string
+	}{
+		{"1.7.5", "1.9.11", "1.9.11"},
+		{"1.9.11", "1.9.11", "1.9.11"},
+		{"1.12.10", "1.13.12", "1.13.12"},
+		{"1.11.10", "1.11.10", "1.13.12"},
+		{"1.10.13", "1.11.10", "1.12.10"},
+		{"1.9.11", "1.13.12", ""},
+		{"1.18.6", "1.18.6", ""},
+		{"1.13.12", "", "1.13.12"},
+	} {
+		kubelets := map[string]*matrix.Release{"FROM": r(c.from)}
+		if c.to != "" {
+			kubelets["TO"] = r(c.to)
+		}
+		cp, err := ControlPlaneFor(m, kubelets)
+		switch {
+		case c.want == "" && err == nil:
+			t.Errorf("%s -> %s: control plane %s, want a refusal", c.from, c.to, cp.Release)
+		case c.want == "" && !strings.Contains(err.Error(), "FROM="+c.from) || c.want == "" && !strings.Contains(err.Error(), "1.13.12 (kubelets 1.11 to 1.13), 1.12.10 (kubelets 1.10 to 1.12), 1.9.11 (kubelets 1.7 to 1.9)"):
+			t.Errorf("%s -> %s: the refusal names neither the kubelets nor what each control plane supports: %v", c.from, c.to, err)
+		case c.want != "" && err != nil:
+			t.Errorf("%s -> %s: %v", c.from, c.to, err)
+		case c.want != "" && cp.Release != c.want:
+			t.Errorf("%s -> %s: control plane %s, want %s", c.from, c.to, cp.Release, c.want)
+		}
+	}
+}
+
 func writeManifests(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()

@@ -5,7 +5,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +99,13 @@ func expectClusterLockedDown(ctx context.Context) {
 	code, err := anonymousGet(ctx, server+"/api")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(code).To(Equal(http.StatusUnauthorized), "anonymous GET %s/api", server)
+
+	By("controller manager and scheduler: nothing beyond loopback (1.12+ would serve HTTPS on every address at 10257 and 10259)")
+	u, err := url.Parse(server)
+	Expect(err).NotTo(HaveOccurred())
+	for _, port := range []string{"10251", "10252", "10257", "10259"} {
+		Expect(addrClosed(net.JoinHostPort(u.Hostname(), port))).To(BeTrue(), "the control plane's host answers on %s:%s", u.Hostname(), port)
+	}
 
 	By("kubelets: anonymous refused, no read-only or cAdvisor port, a node's identity not authorized on another node")
 	var names []string

@@ -119,7 +119,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Ordered, S
 		Expect(readSysctls(kubeletTunables)).To(Equal(machine), "the machine's kernel settings changed during the rehearsal")
 	}, SpecTimeout(framework.ShortSpec))
 
-	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd) and serves exec and logs through the API server", func(ctx SpecContext) {
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
 		expectClusterLockedDown(ctx)
 	}, SpecTimeout(framework.ShortSpec))
 
@@ -158,6 +158,9 @@ var _ = Describe("Rehearsal on the 1.13.12 control plane", Label("rehearsal", "e
 	It("patched 1.13.12 keeps every pod across 1.12.10 -> 1.13.12 -> 1.12.10 -> 1.13.12 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
 		expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12")
 	}, SpecTimeout(framework.LongSpec))
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
+		expectClusterLockedDown(ctx)
+	}, SpecTimeout(framework.ShortSpec))
 	It("vanilla 1.13.12 replaces the static pod without a uid, as predicted, and fails (negative control)", func(ctx SpecContext) {
 		rep := expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false)
 		for _, p := range rep.Pods {

@@ -137,10 +137,13 @@ run_ginkgo() {
   } >"$out/result-$name.txt"
 }
 
-# collect NAME: the run's output and its summary lines.
+# collect NAME: the run's summary lines; a run that left none failed.
 collect() {
   local l
-  [ -f "$out/result-$1.txt" ] || return 0
+  if [ ! -f "$out/result-$1.txt" ]; then
+    line "$1 run" FAILED 0 "(no result: the run ended before it wrote one)"
+    return 0
+  fi
   while IFS= read -r l; do
     summary+=("$l")
     if [[ $l == *FAILED* ]]; then failed=1; fi

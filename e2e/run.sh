@@ -87,9 +87,12 @@ engine() {
     "$root/tools/engine-$2.sh" >"$engines/$1.$2.log" 2>&1
 }
 engines_down() {
-  local n
-  for ((n = 1; n <= E2E_PROCS; n++)); do [ ! -e "$engines/$n" ] || engine "$n" down & done
-  wait
+  local n pids=()
+  for ((n = 1; n <= E2E_PROCS; n++)); do
+    if [ -e "$engines/$n" ]; then engine "$n" down & pids+=($!); fi
+  done
+  # Only these: a bare wait would also wait for the cluster run.
+  for n in "${pids[@]}"; do wait "$n" || true; done
 }
 cleanup() {
   local n
@@ -103,6 +106,7 @@ cleanup() {
     fi
   done
   engines_down
+  rm -f "$root/e2e/node/node.test"
 }
 trap cleanup EXIT
 
@@ -124,7 +128,7 @@ run_ginkgo() {
   s=$(date +%s)
   (cd "$root/e2e" && E2E_ENGINES="$engines" E2E_REPORT_DIR="$out" E2E_SUMMARY="$out/summary-$name.txt" E2E_SUITES="$*" \
     go tool ginkgo --procs="$procs" --label-filter="$filter" ${E2E_FOCUS:+--focus="$E2E_FOCUS"} --timeout=75m --no-color -v \
-    --output-dir="$out" --json-report="report-$name.json" ./node) 2>&1 |
+    --output-dir="$out" --json-report="report-$name.json" ./node/node.test) 2>&1 |
     if [ "$live" = live ]; then tee "$out/ginkgo-$name.log"; else cat >"$out/ginkgo-$name.log"; fi || rc=$?
   {
     if [ -f "$out/summary-$name.txt" ]; then
@@ -156,6 +160,12 @@ collect() {
 # the host engines are up, its output kept in ginkgo-cluster.log and
 # printed when it ends. The nodes suite follows the host suites, beside
 # what is left of the rehearsals.
+# One test binary for both runs, compiled here: the Ginkgo CLI compiles a
+# suite it is given as a package into the package's directory and removes
+# it when its run ends, so two runs given ./node would delete each other's
+# binary (seen: "fork/exec .../node.test: no such file or directory"). A
+# precompiled suite is run in its directory, as a compiled one is, and left.
+(cd "$root/e2e" && go tool ginkgo build ./node) || { echo "e2e/run.sh: compiling e2e/node failed" >&2; exit 1; }
 cluster_pid=
 start_cluster() {
   [ ${#cluster_suites[@]} -gt 0 ] || return 0

@@ -34,11 +34,9 @@ func CheckNodes(n int) error {
 
 // CheckSkew refuses a kubelet the control plane does not support.
 func CheckSkew(what string, kubelet, controlPlane *matrix.Release) error {
-	kMaj, kMin := kubelet.MajorMinor()
-	cMaj, cMin := controlPlane.MajorMinor()
-	var k, c int
-	fmt.Sscan(kMin, &k)
-	fmt.Sscan(cMin, &c)
+	kMaj, _ := kubelet.MajorMinor()
+	cMaj, _ := controlPlane.MajorMinor()
+	k, c := minorOf(kubelet), minorOf(controlPlane)
 	if kMaj != cMaj || k > c || k < c-Skew {
 		return fmt.Errorf("%s=%s: the rehearsal's control plane is %s, which supports kubelets %s.%d to %s.%d (not newer than the API server, at most %d minors older)",
 			what, kubelet.Release, controlPlane.Release, cMaj, c-Skew, cMaj, c, Skew)

@@ -83,7 +83,7 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
 	cd scripts && go test ./...
 	cd tools && go test ./...
-	cd e2e && go vet ./... && go test ./framework ./dockerproxy ./conformance ./cmd/conformance
+	cd e2e && go vet ./... && go test ./framework ./conformance ./cmd/conformance
 	$(MAKE) --no-print-directory verify-locks
 	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
 	$(CLI) smoke --release 1.9.11 --variant vanilla
@@ -169,16 +169,18 @@ TO ?=
 NODES ?= 2
 MANIFESTS ?=
 IMAGES ?=
+# Faults injected on the first node (docs/rehearsal.md): hang, orphan or hang,orphan.
+FAULTS ?=
 # Which of the machine's rehearsals (0..30; docs/rehearsal.md): each has
 # its own bridge, subnet and ports, so instances run side by side.
 INSTANCE ?= 0
 
 .PHONY: rehearsal
-rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."] [INSTANCE=0]
+rehearsal: $(TOOLCHAIN) ## Upgrade rehearsal on kind-style nodes: make rehearsal FROM=1.7.5 TO=1.9.11 [VARIANT=patched|vanilla] [NODES=2] [MANIFESTS=dir] [IMAGES="img:tag ..."] [FAULTS=hang,orphan] [INSTANCE=0]
 	@scripts/prereqs.sh
 	@$(CLI) machine save $(OUTPUT)/machine/rehearsal-$(INSTANCE).json
 	@rc=0; $(CLI) rehearsal run --instance "$(INSTANCE)" --from "$(FROM)" --to "$(TO)" --variant "$(VARIANT)" --nodes "$(NODES)" \
-	  --manifests "$(MANIFESTS)" --images "$(IMAGES)" || rc=$$?; \
+	  --manifests "$(MANIFESTS)" --images "$(IMAGES)" --faults "$(FAULTS)" || rc=$$?; \
 	  $(CLI) machine check $(OUTPUT)/machine/rehearsal-$(INSTANCE).json && exit $$rc
 
 .PHONY: rehearsal-up

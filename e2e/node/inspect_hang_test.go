@@ -11,8 +11,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"kubelet-toolchain/e2e/dockerproxy"
 	"kubelet-toolchain/e2e/framework"
+	"kubelet-toolchain/tools/dockerproxy"
 )
 
 const (

@@ -22,11 +22,29 @@ import (
 type rehearsalReport struct {
 	From, To, Variant string
 	ControlPlane      string `json:"controlPlane"`
-	Nodes             []struct {
-		Name     string
-		Kubelets []string
+	Faults            []struct {
+		Kind, Node, Pod, Container, Predicted string
+		ContainerID                           string `json:"containerID"`
+		Held                                  int
+		PredictionHeld                        bool `json:"predictionHeld"`
 	}
-	Pods []struct {
+	Nodes []struct {
+		Name      string
+		Kubelets  []string
+		Readiness []struct {
+			Kubelet         string
+			NotReadySeconds float64 `json:"notReadySeconds"`
+			Ready           bool
+			Conditions      []struct{ Status, Reason, Message string }
+			Faults          []string
+		}
+		KubeletExits []struct {
+			Kubelet   string
+			LastLines []string `json:"lastLines"`
+		} `json:"kubeletExits"`
+	}
+	NotReadyBoundSeconds float64 `json:"notReadyBoundSeconds"`
+	Pods                 []struct {
 		Namespace, Name, Node, UID, Outcome, Predicted, Detail string
 		Restarts                                               int
 		NotReadySeconds                                        float64 `json:"notReadySeconds"`
@@ -36,6 +54,8 @@ type rehearsalReport struct {
 		NotReadySeconds                   float64 `json:"notReadySeconds"`
 		FailedRequests                    int     `json:"failedRequests"`
 		Requests                          int
+		SlowRuns                          int `json:"slowRuns"`
+		KubeletExits                      int `json:"kubeletExits"`
 	}
 }
 
@@ -155,20 +175,71 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 // it (docs/e2e.md, the rule: CI carries one rehearsal).
 var _ = Describe("Rehearsal on the 1.13.12 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
 	BeforeAll(rehearsalDownAfterAll)
-	It("patched 1.13.12 keeps every pod across 1.12.10 -> 1.13.12 -> 1.12.10 -> 1.13.12 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
-		expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12")
+	It("patched 1.13.12 keeps every pod across 1.12.10 -> 1.13.12 -> 1.12.10 -> 1.13.12 on 2 nodes, Ready, no failed request, with one container's inspect hung on node-1 through its first switch: the node Ready within the bound, as the preflight predicted", func(ctx SpecContext) {
+		rep := expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12", "--faults", "hang")
+		f := expectFault(rep, "hang")
+		Expect(f.Predicted).To(HavePrefix("node Ready"))
+		run := rep.Nodes[0].Readiness[0]
+		Expect(run.Faults).To(Equal([]string{"hang"}))
+		Expect(run.Ready).To(BeTrue(), "%+v", run)
 	}, SpecTimeout(framework.LongSpec))
 	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
 		expectClusterLockedDown(ctx)
 	}, SpecTimeout(framework.ShortSpec))
-	It("vanilla 1.13.12 replaces the static pod without a uid, as predicted, and fails (negative control)", func(ctx SpecContext) {
-		rep := expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false)
+	It("vanilla 1.13.12 on the hung container stays NotReady past the bound (the docker-hang report), replaces the static pod without a uid, both as predicted, and fails (negative control)", func(ctx SpecContext) {
+		rep := expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false, "--faults", "hang")
 		for _, p := range rep.Pods {
 			want := "kept"
 			if strings.HasPrefix(p.Name, "static-web-") {
 				want = "replaced"
 			}
 			Expect(p.Outcome).To(Equal(want), "%s/%s: %s", p.Namespace, p.Name, p.Detail)
+		}
+		f := expectFault(rep, "hang")
+		Expect(f.Predicted).To(HavePrefix("node stays NotReady"))
+		run := rep.Nodes[0].Readiness[0]
+		Expect(run.Ready).To(BeFalse(), "vanilla 1.13.12 became Ready on a hung container")
+		Expect(run.NotReadySeconds).To(BeNumerically(">", rep.NotReadyBoundSeconds))
+		var said []string
+		for _, c := range run.Conditions {
+			said = append(said, c.Message)
+		}
+		Expect(said).To(ContainElement(ContainSubstring("container runtime status check may not have completed yet")))
+		Expect(rep.Summary.SlowRuns).To(Equal(1), "only the hung run is slow")
+	}, SpecTimeout(framework.LongSpec))
+})
+
+// The orphan report's kubelet, 1.18.6, on the 1.18.6 control plane (the
+// newest that supports it): an in-place switch to the same release, with
+// the report's orphaned container made on node-1 while its kubelet is
+// stopped for the first switch. Label extended: `make test-all` runs it
+// (docs/e2e.md, the rule: CI carries one rehearsal; the orphan fix's
+// own spec, on a host node, is in CI).
+var _ = Describe("Rehearsal on the 1.18.6 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
+	BeforeAll(rehearsalDownAfterAll)
+	It("patched 1.18.6 starts on the orphaned container, removes it, and keeps every pod across 1.18.6 -> 1.18.6 -> 1.18.6 -> 1.18.6 on 2 nodes, as the preflight predicted", func(ctx SpecContext) {
+		rep := expectEveryPodKept(ctx, "1.18.6", "1.18.6", "1.18.6", "--faults", "orphan")
+		f := expectFault(rep, "orphan")
+		Expect(f.Pod).To(Equal("rehearsal-faults/orphan"))
+		Expect(f.Predicted).To(HavePrefix("the kubelet starts"))
+		Expect(rep.Nodes[0].Readiness[0].Faults).To(Equal([]string{"orphan"}))
+	}, SpecTimeout(framework.LongSpec))
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
+		expectClusterLockedDown(ctx)
+	}, SpecTimeout(framework.ShortSpec))
+	It("vanilla 1.18.6 exits on the orphaned container (the orphan report), as predicted, and fails (negative control)", func(ctx SpecContext) {
+		code, rep := rehearse(ctx, "--from", "1.18.6", "--to", "1.18.6", "--variant", "vanilla", "--nodes", "2", "--faults", "orphan")
+		Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
+		f := expectFault(rep, "orphan")
+		Expect(f.Predicted).To(ContainSubstring(`exits at start: "no PodsandBox found with Id"`))
+		Expect(rep.Nodes).NotTo(BeEmpty())
+		Expect(rep.Nodes[0].KubeletExits).To(HaveLen(1), "node-1's kubelet did not exit")
+		exit := rep.Nodes[0].KubeletExits[0]
+		Expect(exit.Kubelet).To(Equal("1.18.6/vanilla"))
+		Expect(strings.Join(exit.LastLines, "\n")).To(ContainSubstring("no PodsandBox found with Id"))
+		Expect(rep.Summary.KubeletExits).To(Equal(1))
+		for _, p := range rep.Pods {
+			Expect(p.Namespace+"/"+p.Name).NotTo(Equal(f.Pod), "the orphan's pod is judged as a workload")
 		}
 	}, SpecTimeout(framework.LongSpec))
 })
@@ -187,9 +258,9 @@ func rehearsalDownAfterAll(ctx SpecContext) {
 // expectEveryPodKept rehearses from -> patched to on 2 nodes and expects
 // the control plane cp (the newest that supports both), every pod kept, as
 // predicted, Ready but for the probes' blips, with no failed request.
-func expectEveryPodKept(ctx context.Context, from, to, cp string) {
+func expectEveryPodKept(ctx context.Context, from, to, cp string, extra ...string) rehearsalReport {
 	GinkgoHelper()
-	code, rep := rehearse(ctx, "--from", from, "--to", to, "--variant", "patched", "--nodes", "2")
+	code, rep := rehearse(ctx, append([]string{"--from", from, "--to", to, "--variant", "patched", "--nodes", "2"}, extra...)...)
 	Expect(rep.Variant).To(Equal("patched"))
 	Expect(rep.ControlPlane).To(HavePrefix("v" + cp + "+"))
 	Expect(rep.Nodes).To(HaveLen(2))
@@ -222,7 +293,52 @@ func expectEveryPodKept(ctx context.Context, from, to, cp string) {
 		}
 		Expect(p.NotReadySeconds).To(BeNumerically("<=", bound), "%s/%s was not Ready for %.0fs", p.Namespace, p.Name, p.NotReadySeconds)
 	}
+	// Every node Ready under each new kubelet within the bound, read from
+	// the Ready condition each kubelet posted; none exited.
+	Expect(rep.NotReadyBoundSeconds).To(Equal(40.0))
+	for _, n := range rep.Nodes {
+		Expect(n.Readiness).To(HaveLen(3), "node %s", n.Name)
+		for _, r := range n.Readiness {
+			Expect(r.Ready).To(BeTrue(), "node %s under %s: %+v", n.Name, r.Kubelet, r)
+			Expect(r.NotReadySeconds).To(BeNumerically("<=", rep.NotReadyBoundSeconds), "node %s under %s", n.Name, r.Kubelet)
+		}
+		Expect(n.KubeletExits).To(BeEmpty(), "node %s", n.Name)
+	}
+	Expect(rep.Summary.SlowRuns).To(BeZero())
 	Expect(code).To(Equal(0))
+	return rep
+}
+
+// expectFault: the report names the one fault of kind injected on node-1,
+// named by the preflight before the switch, its prediction borne out. A
+// hang is on a running container of a pod the rehearsal judged, whose
+// inspects were held (so the kubelet did dial the proxy); an orphan's pod
+// is the rehearsal's own, not among them.
+func expectFault(rep rehearsalReport, kind string) (f struct {
+	Kind, Node, Pod, Container, Predicted string
+	ContainerID                           string `json:"containerID"`
+	Held                                  int
+	PredictionHeld                        bool `json:"predictionHeld"`
+}) {
+	GinkgoHelper()
+	Expect(rep.Faults).To(HaveLen(1))
+	f = rep.Faults[0]
+	Expect(f.Kind).To(Equal(kind))
+	Expect(f.Node).To(Equal("node-1"))
+	Expect(f.ContainerID).To(HaveLen(64))
+	Expect(f.Predicted).NotTo(BeEmpty(), "the preflight did not name the %s container", kind)
+	Expect(f.PredictionHeld).To(BeTrue(), "the preflight predicted %q", f.Predicted)
+	var pods []string
+	for _, p := range rep.Pods {
+		pods = append(pods, p.Namespace+"/"+p.Name)
+	}
+	if kind == "hang" {
+		Expect(f.Held).To(BeNumerically(">", 0), "no inspect was held: the kubelet did not dial the proxy")
+		Expect(pods).To(ContainElement(f.Pod))
+	} else {
+		Expect(pods).NotTo(ContainElement(f.Pod))
+	}
+	return f
 }
 
 // expectRecreatedAsPredicted rehearses from -> vanilla to on 2 nodes: the
@@ -230,9 +346,9 @@ func expectEveryPodKept(ctx context.Context, from, to, cp string) {
 // preflight's prediction (1.7 -> 1.8 changes only the pods whose
 // containers reach a field 1.8 added); with everyPod none is kept. It
 // returns the report.
-func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod bool) rehearsalReport {
+func expectRecreatedAsPredicted(ctx context.Context, from, to string, everyPod bool, extra ...string) rehearsalReport {
 	GinkgoHelper()
-	code, rep := rehearse(ctx, "--from", from, "--to", to, "--variant", "vanilla", "--nodes", "2")
+	code, rep := rehearse(ctx, append([]string{"--from", from, "--to", to, "--variant", "vanilla", "--nodes", "2"}, extra...)...)
 	Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
 	Expect(strings.ToLower(rep.Variant)).To(Equal("vanilla"))
 	changed := 0

@@ -11,6 +11,8 @@
 #       keep running) and starts BINARY with ARGS; prints
 #       "old=<pid|0> pid=<pid> log=<file>" once the new one runs
 #   supervise.sh kube-proxy BINARY ARGS...           the same for kube-proxy
+#   supervise.sh stop-kubelet                        stops the running kubelet only;
+#       prints "old=<pid|0>"
 #   supervise.sh status                              kubelet=<pid|0> kube-proxy=<pid|0>
 #
 # Environment (set at create): NODE_NAME, DOCKER_BIP, CLUSTER_CIDR, RUNC_CLAMP
@@ -203,10 +205,13 @@ kube-proxy)
 	shift 2
 	start_component kube-proxy "$LOGS/kube-proxy-$(next_run kube-proxy).log" "$bin" "$@"
 	;;
+stop-kubelet)
+	echo "old=$(stop_pidfile "$STATE/kubelet.pid")"
+	;;
 status)
 	echo "kubelet=$(pid_or_0 kubelet) kube-proxy=$(pid_or_0 kube-proxy)"
 	;;
 *)
-	die "usage: $0 boot|ready|kubelet|kube-proxy|status"
+	die "usage: $0 boot|ready|kubelet|kube-proxy|stop-kubelet|status"
 	;;
 esac

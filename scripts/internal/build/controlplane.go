@@ -11,11 +11,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/lock"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 )
@@ -75,9 +77,6 @@ func ControlPlaneSupported(m *matrix.Matrix, r *matrix.Release) error {
 		return fmt.Errorf("release %s: %w: control-plane is built for %s only (the releases whose versions.yaml entry names a series.controlPlane)",
 			r.Release, ErrNoControlPlane, strings.Join(ControlPlaneReleases(m), ", "))
 	}
-	if r.Era != matrix.EraGodeps {
-		return fmt.Errorf("release %s: control-plane builds are implemented for GOPATH (godeps-era) trees only", r.Release)
-	}
 	return nil
 }
 
@@ -120,7 +119,15 @@ func ControlPlane(ctx context.Context, o Options) (*Result, error) {
 // openAPIStep generates the OpenAPI definitions kube-apiserver compiles in.
 func openAPIStep(ctx context.Context, o Options) Step {
 	return Step{"generate-openapi", func(tree string) error {
-		return generateOpenAPI(ctx, o.Release, filepath.Dir(filepath.Dir(filepath.Dir(tree))), o.Log)
+		var staging []string
+		if o.Release.Era == matrix.EraModules {
+			l, err := lock.Load(filepath.Join(o.Matrix.Root, o.Release.Lock()))
+			if err != nil {
+				return err
+			}
+			staging = l.StagingModules()
+		}
+		return generateOpenAPI(ctx, o.Release, filepath.Dir(filepath.Dir(filepath.Dir(tree))), staging, o.Log)
 	}}
 }
 
@@ -158,7 +165,12 @@ const openAPIPackage = "k8s.io/kubernetes/pkg/generated/openapi"
 // package with a +k8s:openapi-gen= tag. The boilerplate's YEAR is the
 // release's build year (openapi-gen would put the current year in), so the
 // prepared tree is the same on every run.
-func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log io.Writer) error {
+//
+// In the modules era the generator still runs in GOPATH mode, as
+// upstream's hack/run-in-gopath.sh ran it, over the vendored tree; staging
+// names the staging repositories there (the zip carries no staging/: they
+// are vendored from their published copies).
+func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, staging []string, log io.Writer) error {
 	tree := treeFrom(gopath)
 	scratch, err := os.MkdirTemp("", "openapi-gen-")
 	if err != nil {
@@ -176,7 +188,7 @@ func generateOpenAPI(ctx context.Context, r *matrix.Release, gopath string, log 
 	if err != nil {
 		return err
 	}
-	dirs, err := OpenAPIDirs(tree)
+	dirs, err := OpenAPIDirs(tree, staging)
 	if err != nil {
 		return err
 	}
@@ -266,7 +278,10 @@ func buildTreeTool(ctx context.Context, r *matrix.Release, gopath, pkg, dir stri
 // from the tree): through 1.10 or so the ./vendor/k8s.io/<name> roots its
 // find names, staging/ pruned; later every staging repository (its find
 // walks staging/ and names each file by its vendor/ path).
-func openAPIRoots(tree string) ([]string, error) {
+func openAPIRoots(tree string, staging []string) ([]string, error) {
+	if staging != nil {
+		return staging, nil
+	}
 	script, err := os.ReadFile(filepath.Join(tree, "hack/make-rules/helpers/cache_go_dirs.sh"))
 	if err != nil {
 		return nil, err
@@ -301,7 +316,7 @@ var (
 // OpenAPIDirs lists, sorted and relative to the tree, the directories with
 // a Go file that has a `// +k8s:` tag line and mentions +k8s:openapi-gen=,
 // as the generated-files Makefile selects them.
-func OpenAPIDirs(tree string) ([]string, error) {
+func OpenAPIDirs(tree string, staging []string) ([]string, error) {
 	found := map[string]bool{}
 	visit := func(root string, prune func(rel string) bool) error {
 		return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -339,7 +354,7 @@ func OpenAPIDirs(tree string) ([]string, error) {
 	if err := visit(tree, top); err != nil {
 		return nil, err
 	}
-	roots, err := openAPIRoots(tree)
+	roots, err := openAPIRoots(tree, staging)
 	if err != nil {
 		return nil, err
 	}
@@ -373,11 +388,42 @@ func OpenAPIDirs(tree string) ([]string, error) {
 			return nil, err
 		}
 	}
+	excluded, err := openAPIExcluded(tree)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]string, 0, len(found))
 	for d := range found {
-		out = append(out, d)
+		if !slices.ContainsFunc(excluded, func(prefix string) bool { return strings.HasPrefix(d+"/", prefix) }) {
+			out = append(out, d)
+		}
 	}
 	sort.Strings(out)
+	return out, nil
+}
+
+// kubeOpenAPIFilter is the generated-files Makefile's line (1.14 and
+// later) that leaves other API servers' packages (code-generator's
+// examples, sample-apiserver) out of kube-apiserver's definitions.
+var kubeOpenAPIFilter = regexp.MustCompile(`(?m)^KUBE_OPENAPI_TAG_FILES\s*:=\s*\$\(filter-out ([^,]+),`)
+
+// openAPIExcluded returns the directory prefixes (with a trailing /) the
+// tree's Makefile filters out of kube-apiserver's OpenAPI packages.
+func openAPIExcluded(tree string) ([]string, error) {
+	mk, err := os.ReadFile(filepath.Join(tree, "build/root/Makefile.generated_files"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	m := kubeOpenAPIFilter.FindSubmatch(mk)
+	if m == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, pat := range strings.Fields(string(m[1])) {
+		out = append(out, strings.TrimSuffix(pat, "%"))
+	}
 	return out, nil
 }
 

@@ -40,10 +40,15 @@ func TestOpenAPIDirs(t *testing.T) {
 	scripts := map[string]string{
 		"listed roots (1.9)": "function kfind() {\n    find -H . ./vendor/k8s.io/api \\\n        -path ./vendor -o -path ./staging -o -path ./docs \\\n}\n",
 		"all staging (1.13)": "function kfind() {\n    find -H . \\\n        -path ./vendor -o -path ./docs \\\n        | sed 's|^./staging/src|vendor|'\n}\n",
+		// The modules era's zip has no staging/: the lock names the staging
+		// repositories, vendored as real directories, and the Makefile
+		// leaves sample-apiserver out of kube-apiserver's definitions.
+		"modules era (1.18)": "function kfind() {\n    find -H . \\\n        -path ./vendor -o -path ./docs \\\n        | sed 's|^./staging/src|vendor|'\n}\n",
 	}
 	wants := map[string][]string{
 		"listed roots (1.9)": {"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1"},
 		"all staging (1.13)": {"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1", "vendor/k8s.io/unlisted/x"},
+		"modules era (1.18)": {"pkg/apis/a", "pkg/apis/b", "vendor/k8s.io/api/core/v1"},
 	}
 	for name, script := range scripts {
 		t.Run(name, func(t *testing.T) {
@@ -67,18 +72,27 @@ func TestOpenAPIDirs(t *testing.T) {
 			write("docs/f/doc.go", tagged)
 			write("_output/g/doc.go", tagged)
 			write(".hidden/h/doc.go", tagged)
-			write("staging/src/k8s.io/api/core/v1/doc.go", tagged)
-			write("staging/src/k8s.io/unlisted/x/doc.go", tagged)
 			write("vendor/github.com/other/doc.go", tagged)
-			if err := os.MkdirAll(filepath.Join(tree, "vendor/k8s.io"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			for _, n := range []string{"api", "unlisted"} {
-				if err := os.Symlink("../../staging/src/k8s.io/"+n, filepath.Join(tree, "vendor/k8s.io", n)); err != nil {
+			var staging []string
+			if name == "modules era (1.18)" {
+				staging = []string{"api", "sample-apiserver"}
+				write("vendor/k8s.io/api/core/v1/doc.go", tagged)
+				write("vendor/k8s.io/sample-apiserver/pkg/apis/wardle/doc.go", tagged)
+				write("vendor/k8s.io/kube-openapi/pkg/x/doc.go", tagged) // not a staging repository
+				write("build/root/Makefile.generated_files", "KUBE_OPENAPI_TAG_FILES :=            $(filter-out vendor/k8s.io/code-generator/% vendor/k8s.io/sample-apiserver/%, $(ALL_K8S_TAG_FILES))\n")
+			} else {
+				write("staging/src/k8s.io/api/core/v1/doc.go", tagged)
+				write("staging/src/k8s.io/unlisted/x/doc.go", tagged)
+				if err := os.MkdirAll(filepath.Join(tree, "vendor/k8s.io"), 0o755); err != nil {
 					t.Fatal(err)
 				}
+				for _, n := range []string{"api", "unlisted"} {
+					if err := os.Symlink("../../staging/src/k8s.io/"+n, filepath.Join(tree, "vendor/k8s.io", n)); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
-			got, err := OpenAPIDirs(tree)
+			got, err := OpenAPIDirs(tree, staging)
 			if err != nil {
 				t.Fatal(err)
 			}

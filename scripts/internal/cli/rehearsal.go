@@ -19,6 +19,7 @@ import (
 // rehearsalFlags are shared by rehearsal run, up and down.
 type rehearsalFlags struct {
 	from, to, variant, manifests, images string
+	faults                               string
 	nodes, instance                      int
 	bridge, bridgeCIDR                   string
 	settle                               time.Duration
@@ -89,9 +90,12 @@ func newRehearsalCmd(s Streams, g *globals) *cobra.Command {
 				return bad(err)
 			}
 			if f.manifests != "" {
-				if err := rehearsal.CheckManifests(f.manifests); err != nil {
+				if err := rehearsal.CheckManifests(f.manifests, cp); err != nil {
 					return bad(err)
 				}
+			}
+			if _, err := rehearsal.ParseFaults(f.faults); err != nil {
+				return bad(err)
 			}
 			if err := rehearsal.CheckImageFiles(strings.Fields(f.images)); err != nil {
 				return bad(err)
@@ -125,7 +129,8 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			if err != nil {
 				return err
 			}
-			o := rehearsal.Options{UpOptions: uo, To: to, Variant: v, Manifests: f.manifests, Images: strings.Fields(f.images), Settle: f.settle}
+			faults, _ := rehearsal.ParseFaults(f.faults) // checked by up
+			o := rehearsal.Options{UpOptions: uo, To: to, Variant: v, Manifests: f.manifests, Images: strings.Fields(f.images), Settle: f.settle, Faults: faults}
 			if o.Manifests != "" {
 				if o.Manifests, err = filepath.Abs(o.Manifests); err != nil {
 					return &ExitError{Code: 2, Err: err}
@@ -158,6 +163,7 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 	run.Flags().StringVar(&f.manifests, "manifests", "", "a directory of your own workloads (default: the built-in ones)")
 	run.Flags().StringVar(&f.images, "images", "", "images to load into every node: names on the rehearsal's or the machine's engine, or docker save tarballs (space separated)")
 	run.Flags().DurationVar(&f.settle, "settle", 25*time.Second, "how long each node is watched after a switch, once Ready")
+	run.Flags().StringVar(&f.faults, "faults", "", "faults to inject on the first node, comma-separated: hang (one pod container's inspect never answers, from before its first switch to TO until that phase is watched), orphan (a container whose pod, sandbox and checkpoint are gone, made with the kubelet stopped for that switch)")
 
 	upCmd := &cobra.Command{
 		Use:   "up",

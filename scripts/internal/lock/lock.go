@@ -104,6 +104,26 @@ func Load(path string) (*Lock, error) {
 }
 
 // Marshal renders the lock with a header saying how it is made.
+// StagingModules names the staging repositories of a modules-era lock
+// (api, client-go, ...): the k8s.io modules it pins at the staging
+// version, whose published copies stand in for the tree's staging/.
+func (l *Lock) StagingModules() []string {
+	if l.GoMod == nil || l.GoMod.StagingVersion == "" {
+		return nil
+	}
+	var out []string
+	for _, line := range l.Sums {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[1] != l.GoMod.StagingVersion {
+			continue
+		}
+		if name, ok := strings.CutPrefix(f[0], "k8s.io/"); ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 func (l *Lock) Marshal() ([]byte, error) {
 	body, err := yaml.Marshal(l)
 	if err != nil {

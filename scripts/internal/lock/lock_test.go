@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -231,5 +232,29 @@ func TestSiblingsDoNotOverrideTheCommittedLock(t *testing.T) {
 	b, _ := again.Marshal()
 	if string(a) != string(b) {
 		t.Errorf("a sibling changed the committed lock:\n%s\n---\n%s", a, b)
+	}
+}
+
+// The staging repositories of a modules-era lock are the k8s.io modules
+// at its staging version: 1.18.6's own lock names api and client-go, and
+// neither a non-staging k8s.io module nor a go.mod line.
+func TestStagingModules(t *testing.T) {
+	l, err := Load("../../../locks/1.18.6.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.StagingModules()
+	for _, want := range []string{"api", "client-go", "kubectl", "kube-proxy"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("staging modules %v lack %s", got, want)
+		}
+	}
+	for _, not := range []string{"klog", "utils", "kube-openapi"} {
+		if slices.Contains(got, not) {
+			t.Errorf("staging modules %v include %s, not a staging repository", got, not)
+		}
+	}
+	if len(got) != len(slices.Compact(slices.Sorted(slices.Values(got)))) {
+		t.Errorf("duplicates in %v", got)
 	}
 }

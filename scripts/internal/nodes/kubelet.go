@@ -61,7 +61,6 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 		"--cni-bin-dir=" + NodeCNIBinDir,
 		"--cni-conf-dir=" + NodeCNIConfDir,
 		"--pod-manifest-path=" + NodeManifestDir,
-		"--allow-privileged=true",
 		"--pod-infra-container-image=" + pause,
 		// No registry: an image garbage-collected away cannot be pulled
 		// back, and the node sees the host's disk usage, not its own.
@@ -70,6 +69,11 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 		// Only the memory signal: nodefs/imagefs are the host's disk.
 		"--eviction-hard=memory.available<100Mi",
 		"--v=" + strconv.Itoa(v),
+	}
+	// 1.15 removed the flag: privileged pods are allowed unless a pod
+	// security policy says otherwise (an unknown flag is fatal).
+	if minor < 15 {
+		args = append(args, "--allow-privileged=true")
 	}
 	if o.NodeIP != "" {
 		args = append(args, "--node-ip="+o.NodeIP)
@@ -166,6 +170,27 @@ func (n *Node) StartKubelet(ctx context.Context, k Kubelet) (Run, error) {
 	r.Release, r.Variant, r.Started, r.Took = k.Release, k.Variant, start, time.Since(start)
 	klog.Infof("%s started (pid %d, replaced %d) in %s", what, r.PID, r.OldPID, r.Took.Round(10*time.Millisecond))
 	return r, nil
+}
+
+// StopKubelet stops the node's kubelet (SIGTERM, then SIGKILL after 30 s)
+// and leaves dockerd and every container running, as an operator does
+// before switching the binary by hand. It returns the stopped pid (0 if
+// none ran).
+func (n *Node) StopKubelet(ctx context.Context) (int, error) {
+	out, err := n.Exec(ctx, supervisor, "stop-kubelet")
+	if err != nil {
+		return 0, fmt.Errorf("node %s: stopping the kubelet: %w", n.Name, err)
+	}
+	ls := docker.Lines(out)
+	if len(ls) == 0 {
+		return 0, fmt.Errorf("node %s: stopping the kubelet: the supervisor said nothing", n.Name)
+	}
+	old, err := strconv.Atoi(fields(ls[len(ls)-1])["old"])
+	if err != nil {
+		return 0, fmt.Errorf("node %s: stopping the kubelet: unexpected %q", n.Name, out)
+	}
+	klog.Infof("node %s: kubelet stopped (pid %d)", n.Name, old)
+	return old, nil
 }
 
 // KubeProxyArgs are kube-proxy 1.9's flags for a node: iptables mode in

@@ -97,7 +97,18 @@ func (n *Node) ManifestDir() string { return filepath.Join(n.nodeDir(), "manifes
 // reading, e.g. the preflight's node mode).
 func (n *Node) DockerSocket() string { return filepath.Join(n.runDir(), "docker.sock") }
 
+// FaultSocket is where a fault proxy in front of the node's dockerd
+// listens: host is its path on the host (where the proxy runs), inNode the
+// same socket as the node's kubelet dials it.
+func (n *Node) FaultSocket() (host, inNode string) {
+	return filepath.Join(n.runDir(), "fault.sock"), nodeHostRunDir + "/fault.sock"
+}
+
 func (n *Node) runDir() string { return filepath.Join(n.nodeDir(), "run") }
+
+// nodeHostRunDir is runDir in the node: the node's dockerd listens there
+// too, so the host reaches it without docker exec.
+const nodeHostRunDir = "/host-run"
 
 func (n *Node) nodeDir() string { return filepath.Join(n.cluster.WorkDir, "nodes", n.Name) }
 
@@ -159,6 +170,10 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		"--cap-drop=SYS_MODULE",
 		"--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
 		"--device-cgroup-rule=a *:* rwm",
+		// Kubelets from 1.16 read the kernel log for OOM kills (their OOM
+		// watcher) and refuse to start without it (kind's nodes have it
+		// as privileged containers).
+		"--device=/dev/kmsg",
 		"--sysctl", "net.ipv4.ip_forward=1",
 		"--tmpfs", "/run", "--tmpfs", "/tmp",
 		"-v", n.Volume+":/var/lib/docker",
@@ -168,7 +183,7 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		"-v", filepath.Join(n.nodeDir(), "cni")+":"+NodeCNIConfDir+":ro",
 		"-v", n.ManifestDir()+":"+NodeManifestDir+":ro",
 		"-v", n.LogDir()+":"+NodeLogDir,
-		"-v", n.runDir()+":/host-run",
+		"-v", n.runDir()+":"+nodeHostRunDir,
 		"-e", "NODE_NAME="+s.Name,
 		"-e", fmt.Sprintf("DOCKER_BIP=172.30.%d.1/24", s.Index),
 		"-e", "CLUSTER_CIDR="+ClusterCIDR,
@@ -248,6 +263,10 @@ func (n *Node) Exec(ctx context.Context, cmd ...string) (string, error) {
 func (n *Node) ExecCmd(cmd ...string) execx.Cmd {
 	return n.cluster.Engine.Cmd(append([]string{"exec", "-i", n.Container}, cmd...)...)
 }
+
+// Engine is the node's inner engine, reached from the host through its
+// socket in the run directory.
+func (n *Node) Engine() docker.Client { return docker.Client{Socket: n.DockerSocket()} }
 
 // Docker runs the node's own docker client (its inner engine).
 func (n *Node) Docker(ctx context.Context, args ...string) (string, error) {

@@ -6,9 +6,9 @@ package nodes
 // own (tools/engine-up.sh with ENGINE_DIR=_output/nodes-e2e/engine, bridge
 // kubelet-nt0, 198.18.203.1/24, brought up by the first test that needs it
 // and purged by TestMain; never the e2e's or the rehearsal's engine),
-// real kubelets (1.7.5, 1.8.15, 1.9.11, 1.12.10, 1.13.12, patched and
+// real kubelets (1.7.5, 1.8.15, 1.9.11, 1.12.10, 1.13.12, 1.18.6, patched and
 // vanilla: make e2e builds them) and the kube-proxy of each control plane
-// (make control-plane VERSION=1.9.11, 1.13.12).
+// (make control-plane VERSION=1.9.11, 1.13.12, 1.18.6).
 // Built only with the nodes_e2e tag, so a plain `go test ./...` neither runs
 // nor skips them; `e2e/run.sh nodes` (in `make e2e`) runs them. Nothing
 // missing is ever a pass: each test fails saying what to build.
@@ -713,7 +713,7 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 // Every flag KubeletArgs emits is one the release's kubelet knows, for
 // every release a rehearsal runs, both variants, with and without an API
 // server; the same for KubeProxyArgs and each control plane's kube-proxy
-// (1.9.11, 1.13.12). The flags are
+// (1.9.11, 1.13.12, 1.18.6). The flags are
 // parsed in order and --help, last, stops before anything runs; an unknown
 // flag or a bad value is reported first ("unknown flag", "invalid
 // argument"). The exit status says nothing: old pflag exits 2 on --help too.
@@ -725,7 +725,7 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 	withAPIServer := KubeletOptions{NodeName: "n1", NodeIP: "198.18.203.2", Kubeconfig: "/k", ClientCAFile: "/ca",
 		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
 	standalone := KubeletOptions{NodeName: "n1", ClientCAFile: "/ca"}
-	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12"} {
+	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12", "1.18.6"} {
 		for _, variant := range []string{"patched", "vanilla"} {
 			bin := kubeletBinary(t, root, release, variant)
 			for _, o := range []KubeletOptions{withAPIServer, standalone} {
@@ -744,7 +744,7 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 			}
 		}
 	}
-	for _, cp := range []string{"1.9.11", "1.13.12"} {
+	for _, cp := range []string{"1.9.11", "1.13.12", "1.18.6"} {
 		proxy := filepath.Join(root, "_output", cp, "control-plane", "bin", "kube-proxy")
 		if _, err := os.Stat(proxy); err != nil {
 			t.Fatalf("no kube-proxy at %s (%v): make control-plane VERSION=%s builds it", proxy, err, cp)

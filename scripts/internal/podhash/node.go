@@ -3,12 +3,15 @@ package podhash
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/execx"
 )
 
 // Labels a dockershim kubelet (1.7 through 1.23) puts on every container
@@ -20,6 +23,7 @@ const (
 	labelPodName       = "io.kubernetes.pod.name"
 	labelPodUID        = "io.kubernetes.pod.uid"
 	labelContainerName = "io.kubernetes.container.name"
+	labelSandboxID     = "io.kubernetes.sandbox.id"
 	labelHash          = "annotation.io.kubernetes.container.hash"
 )
 
@@ -28,8 +32,10 @@ type NodeContainer struct {
 	ID                        string
 	Namespace, Pod, Container string
 	PodUID                    string
-	Hash                      uint64
-	matched                   bool
+	// SandboxID is the pod sandbox dockershim made it in.
+	SandboxID string
+	Hash      uint64
+	matched   bool
 }
 
 // Key is namespace/pod/container as the node names it (static pods carry
@@ -42,7 +48,25 @@ type NodeState struct {
 	// NodeName, when known, is the suffix static pod names carry.
 	NodeName   string
 	Containers []*NodeContainer
+	// Hung are the containers whose inspect did not answer within
+	// InspectBound (the docker-hang report's containers).
+	Hung []*NodeContainer
+	// Orphans are the containers whose sandbox container is gone (the
+	// orphan report's).
+	Orphans []*NodeContainer
 }
+
+// Each call ReadNode makes is bounded, with a message naming what did not
+// answer: a hung container's inspect never returns, and an engine before
+// Docker 17.07 takes every container's lock to list them, so there one
+// hung container hangs `docker ps` too.
+var (
+	// InspectBound: a healthy engine answers an inspect in milliseconds;
+	// the patched kubelets give up after 10 s.
+	InspectBound = 5 * time.Second
+	// ListBound bounds the one `docker ps`.
+	ListBound = 30 * time.Second
+)
 
 // psFormat prints, per container, one JSON object of its ID and the
 // labels read here; `docker ps` reads the engine's container list, which
@@ -50,14 +74,17 @@ type NodeState struct {
 // read.
 var psFormat = `{"Id":{{json .ID}},"Labels":{` + strings.Join(func() []string {
 	var kv []string
-	for _, l := range []string{labelPodNamespace, labelPodName, labelPodUID, labelContainerName, labelHash} {
+	for _, l := range []string{labelPodNamespace, labelPodName, labelPodUID, labelContainerName, labelSandboxID, labelHash} {
 		kv = append(kv, fmt.Sprintf(`%q:{{json (.Label %q)}}`, l, l))
 	}
 	return kv
 }(), ",") + `}}`
 
 // ReadNode lists the running containers a kubelet made on the Docker
-// Engine at endpoint (unix:///path). It only reads: one `docker ps`.
+// Engine at endpoint (unix:///path) and every sandbox, to find containers
+// whose sandbox is gone, then inspects each container, to find those whose
+// inspect does not answer. It only reads: two `docker ps`, and one
+// `docker inspect` per container.
 func ReadNode(ctx context.Context, endpoint, nodeName string) (*NodeState, error) {
 	sock, ok := strings.CutPrefix(endpoint, "unix://")
 	if !ok || sock == "" {
@@ -68,16 +95,20 @@ func ReadNode(ctx context.Context, endpoint, nodeName string) (*NodeState, error
 		Labels map[string]string
 	}
 	var list []container
-	err := docker.Client{Socket: sock}.JSONLines(ctx, func(line []byte) error {
-		var c container
-		if err := json.Unmarshal(line, &c); err != nil {
-			return err
-		}
-		list = append(list, c)
-		return nil
-	}, "ps", "--no-trunc", "--filter", "label="+labelType+"=container", "--format", psFormat)
+	engine := docker.Client{Socket: sock}
+	out, err := engine.RunWith(ctx, nil, ListBound, "ps", "--no-trunc", "--filter", "label="+labelType+"=container", "--format", psFormat)
+	if errors.Is(err, execx.ErrTimeout) {
+		return nil, fmt.Errorf("reading containers from %s: `docker ps` did not answer within %s: engines before Docker 17.07 lock every container to list them, so one hung container hangs the list (find it by inspecting each container with a time bound): %w", endpoint, ListBound, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading containers from %s: %w", endpoint, err)
+	}
+	for _, line := range docker.Lines(out) {
+		var c container
+		if err := json.Unmarshal([]byte(line), &c); err != nil {
+			return nil, fmt.Errorf("reading containers from %s: %w", endpoint, err)
+		}
+		list = append(list, c)
 	}
 	st := &NodeState{Endpoint: endpoint, NodeName: nodeName}
 	for _, c := range list {
@@ -87,9 +118,32 @@ func ReadNode(ctx context.Context, endpoint, nodeName string) (*NodeState, error
 			return nil, fmt.Errorf("container %s on %s: hash label %s=%q: %v", c.ID, endpoint, labelHash, c.Labels[labelHash], err)
 		}
 		st.Containers = append(st.Containers, &NodeContainer{ID: c.ID, Namespace: c.Labels[labelPodNamespace], Pod: c.Labels[labelPodName],
-			Container: c.Labels[labelContainerName], PodUID: c.Labels[labelPodUID], Hash: h})
+			Container: c.Labels[labelContainerName], PodUID: c.Labels[labelPodUID], SandboxID: c.Labels[labelSandboxID], Hash: h})
+	}
+	// Every sandbox the engine has, running or not: a container whose
+	// sandbox is among none of them is the orphan report's.
+	out, err = engine.RunWith(ctx, nil, ListBound, "ps", "-a", "-q", "--no-trunc", "--filter", "label="+labelType+"=podsandbox")
+	if err != nil {
+		return nil, fmt.Errorf("reading sandboxes from %s: %w", endpoint, err)
+	}
+	sandboxes := map[string]bool{}
+	for _, id := range docker.Lines(out) {
+		sandboxes[id] = true
 	}
 	sort.Slice(st.Containers, func(i, j int) bool { return st.Containers[i].Key() < st.Containers[j].Key() })
+	for _, c := range st.Containers {
+		if c.SandboxID != "" && !sandboxes[c.SandboxID] {
+			st.Orphans = append(st.Orphans, c)
+		}
+		_, err := engine.RunWith(ctx, nil, InspectBound, "inspect", "--type", "container", "--format", "{{.Id}}", c.ID)
+		switch {
+		case errors.Is(err, execx.ErrTimeout):
+			st.Hung = append(st.Hung, c)
+		case errors.Is(err, docker.ErrNotFound): // gone since the list
+		case err != nil:
+			return nil, fmt.Errorf("inspecting container %s (%s) on %s: %w", c.ID, c.Key(), endpoint, err)
+		}
+	}
 	return st, nil
 }
 

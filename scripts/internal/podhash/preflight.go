@@ -81,11 +81,65 @@ type Report struct {
 	// Unmatched are kubelet-made containers on the node that no pod of the
 	// file describes (namespace/pod/container).
 	Unmatched []string `json:"unmatchedNodeContainers,omitempty"`
+	// Hung are the node's containers whose inspect did not answer within
+	// InspectBound, with what TO's kubelets would do on them.
+	Hung []HungContainer `json:"hungContainers,omitempty"`
+	// Orphans are the node's containers whose sandbox is gone, with what
+	// TO's kubelets would do on them.
+	Orphans []OrphanContainer `json:"orphanedContainers,omitempty"`
 	// Recreating counts the containers the patched TO would recreate
 	// (a replaced pod counts all of its containers; init containers never).
 	Recreating int `json:"patchedRecreates"`
 	// Rejecting counts the containers of pods the patched TO would refuse.
 	Rejecting int `json:"patchedRejects"`
+}
+
+// HungContainer is a container whose inspect does not answer: the
+// docker-hang report's.
+type HungContainer struct {
+	Container string `json:"container"` // namespace/pod/container
+	ID        string `json:"id"`
+	Vanilla   string `json:"vanilla"`
+	Patched   string `json:"patched"`
+}
+
+// What TO's kubelets do when restarted on a hung container. No release
+// 1.7..1.23 bounds cadvisor's inspect; every patched one does (the
+// inspect-deadline series).
+const (
+	hungVanilla = "node stays NotReady: the restarted kubelet's runtime start waits on cadvisor's inspect, which has no deadline, until the container answers"
+	hungPatched = "node Ready: the inspects give up at their 10 s deadline; the container is kept"
+)
+
+// OrphanContainer is a container whose sandbox container is gone: the
+// orphan report's.
+type OrphanContainer struct {
+	Container string `json:"container"` // namespace/pod/container
+	ID        string `json:"id"`
+	SandboxID string `json:"sandboxID"`
+	Vanilla   string `json:"vanilla"`
+	Patched   string `json:"patched"`
+}
+
+// OrphanExit is what the kubelets that exit on an orphaned container log
+// last (the field report's line).
+const OrphanExit = "no PodsandBox found with Id"
+
+// orphanExits says whether vanilla release exits at start on a container
+// whose sandbox is gone: buildContainerMapFromRuntime (1.18) stops the
+// kubelet on it until kubernetes#108325 (1.24; 1.23.14 by #113354). The
+// patched 1.18..1.22 carry the tolerant map (container-map-orphan).
+func orphanExits(release string) bool {
+	var major, minor, patch int
+	fmt.Sscanf(release, "%d.%d.%d", &major, &minor, &patch)
+	return major == 1 && (minor >= 18 && minor <= 22 || minor == 23 && patch < 14)
+}
+
+func orphanVerdict(release, sandbox string, exits bool) string {
+	if exits {
+		return fmt.Sprintf("the kubelet exits at start: %q %s (buildContainerMapFromRuntime; unless the sandbox's checkpoint is still there)", OrphanExit, sandbox)
+	}
+	return "the kubelet starts, and kills and removes the container (its pod is gone)"
 }
 
 // Verdicts. A verdict may carry a detail after ": " or " (".
@@ -217,6 +271,13 @@ func Preflight(in Inputs) (*Report, error) {
 	}
 	if in.Node != nil {
 		rep.Unmatched = in.Node.Unmatched()
+		for _, c := range in.Node.Hung {
+			rep.Hung = append(rep.Hung, HungContainer{Container: c.Key(), ID: c.ID, Vanilla: hungVanilla, Patched: hungPatched})
+		}
+		for _, c := range in.Node.Orphans {
+			rep.Orphans = append(rep.Orphans, OrphanContainer{Container: c.Key(), ID: c.ID, SandboxID: c.SandboxID,
+				Vanilla: orphanVerdict(in.To, c.SandboxID, orphanExits(in.To)), Patched: orphanVerdict(in.To, c.SandboxID, false)})
+		}
 	}
 	return rep, nil
 }
@@ -294,6 +355,18 @@ func (r *Report) WriteTable(w io.Writer) {
 	}
 	if len(r.Unmatched) > 0 {
 		fmt.Fprintf(w, "\nRunning on the node, described by no pod of the file:\n  %s\n", strings.Join(r.Unmatched, "\n  "))
+	}
+	if len(r.Hung) > 0 {
+		fmt.Fprintf(w, "\nContainers whose inspect did not answer within %s (a kubelet restarted now starts on them):\n", InspectBound)
+		for _, h := range r.Hung {
+			fmt.Fprintf(w, "  %s (%.12s)\n    vanilla %s: %s\n    patched %s: %s\n", h.Container, h.ID, r.To, h.Vanilla, r.To, h.Patched)
+		}
+	}
+	if len(r.Orphans) > 0 {
+		fmt.Fprintln(w, "\nContainers whose sandbox is gone (a kubelet restarted now starts on them):")
+		for _, o := range r.Orphans {
+			fmt.Fprintf(w, "  %s (%.12s, sandbox %.12s)\n    vanilla %s: %s\n    patched %s: %s\n", o.Container, o.ID, o.SandboxID, r.To, o.Vanilla, r.To, o.Patched)
+		}
 	}
 	switch {
 	case !r.Failed():

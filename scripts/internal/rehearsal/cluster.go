@@ -53,8 +53,11 @@ const clusterName = "rehearsal"
 // baseImages are the images every node needs: the default workloads' and
 // the pause image of every release (a kept cluster takes any TO its control
 // plane supports; the tags share one image).
+// workloadImage is the default workloads' image (tools/images/workload).
+const workloadImage = "e2e.local/workload:1"
+
 func baseImages(m *matrix.Matrix) []string {
-	images := []string{"e2e.local/workload:1"}
+	images := []string{workloadImage}
 	for _, r := range m.Releases {
 		if r.PauseImage != "" && !slices.Contains(images, r.PauseImage) {
 			images = append(images, r.PauseImage)
@@ -382,7 +385,14 @@ func (c *Cluster) KubeProxiesRunning(ctx context.Context) error {
 
 // StartKubelet starts (or switches to) a release's kubelet on n, talking
 // to the API server with the node's credentials.
-func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string) error {
+func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string, extra ...string) error {
+	_, err := c.startKubelet(ctx, n, r, v, binary, extra...)
+	return err
+}
+
+// startKubelet is StartKubelet returning the run (its pid, log and start);
+// extra flags go last.
+func (c *Cluster) startKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string, extra ...string) (nodes.Run, error) {
 	args, err := nodes.KubeletArgs(r.Release, nodes.KubeletOptions{
 		NodeName: n.Name, NodeIP: n.IP(),
 		Kubeconfig:   filepath.Join(nodes.NodeConfigDir, "kubelet.kubeconfig"),
@@ -393,13 +403,12 @@ func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Rel
 		AllowSwap:    nodes.HostHasSwap(),
 		// Periodic syncs every 10 s: a switch is judged after every pod
 		// had a few, not after the default minute.
-		Extra: []string{"--sync-frequency=10s"},
+		Extra: append([]string{"--sync-frequency=10s"}, extra...),
 	})
 	if err != nil {
-		return err
+		return nodes.Run{}, err
 	}
-	_, err = n.StartKubelet(ctx, nodes.Kubelet{Release: r.Release, Variant: string(v), Binary: binary, Args: args})
-	return err
+	return n.StartKubelet(ctx, nodes.Kubelet{Release: r.Release, Variant: string(v), Binary: binary, Args: args})
 }
 
 // LoadImages loads refs into every node: tarballs as they are; names from

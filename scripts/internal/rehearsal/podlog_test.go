@@ -1,6 +1,8 @@
 package rehearsal
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -65,5 +67,22 @@ func TestNotReadyReport(t *testing.T) {
     unscheduled: Unschedulable: 0/2 nodes are available: 2 Insufficient memory.`
 	if got != want {
 		t.Errorf("report:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A kubelet's fatal exit is followed by every goroutine's stack: the exit
+// is reported by its fatal line, not by the dump's last lines.
+func TestLastLinesPrefersFatal(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "kubelet.log")
+	os.WriteFile(log, []byte("I1128 12:00:00.000000 1 server.go:1] starting\n"+
+		"F1128 12:00:01.000000 1 kubelet.go:1383] Failed to start ContainerManager failed to build map of initial containers from runtime: no PodsandBox found with Id 'abc'\n"+
+		"goroutine 1 [running]:\nk8s.io/klog.stacks(0x1)\n\t/x/klog.go:875 +0xb9\n"), 0o644)
+	got := lastLines(log, 3)
+	if len(got) != 1 || !strings.Contains(got[0], "no PodsandBox found with Id") {
+		t.Errorf("lastLines = %q, want the fatal line", got)
+	}
+	os.WriteFile(log, []byte("a\nb\n\nc\nd\n"), 0o644)
+	if got := lastLines(log, 3); strings.Join(got, ",") != "b,c,d" {
+		t.Errorf("without a fatal line: %q, want the last 3", got)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,6 +44,8 @@ type Options struct {
 	// Ready under the new kubelet: the kubelet's periodic syncs (10 s) and
 	// a liveness window (3 x 5 s) of every pod fit in it.
 	Settle time.Duration
+	// Faults are injected on the first node (ParseFaults).
+	Faults []string
 }
 
 // Run brings the cluster up (or reuses it), starts the workloads, switches
@@ -70,11 +74,13 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 	if err := c.LoadImages(ctx, o.Images); err != nil {
 		return nil, err
 	}
-	// A reused cluster may have been left on another kubelet: every node
-	// starts the rehearsal on FROM.
+	// A reused cluster may have been left on another kubelet, or with
+	// none (one exited on a fault): every node starts the rehearsal on FROM.
 	for _, n := range c.Nodes {
-		if v, err := c.kubeletVersion(ctx, n.Name); err != nil || v != o.From.GitVersion(matrix.Vanilla) {
-			log("node %s runs %q: back to FROM %s first", n.Name, v, o.From.Release)
+		v, err := c.kubeletVersion(ctx, n.Name)
+		pid, _, perr := n.Status(ctx)
+		if err != nil || perr != nil || pid == 0 || v != o.From.GitVersion(matrix.Vanilla) {
+			log("node %s runs %q (kubelet pid %d): back to FROM %s first", n.Name, v, pid, o.From.Release)
 			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
 				return nil, err
 			}
@@ -122,11 +128,36 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 		}
 	}
 
+	// The hang is in place before the first switch to TO; the preflight
+	// reads that node through it, as its kubelet will.
+	var hung *hang
+	if slices.Contains(o.Faults, FaultHang) {
+		if hung, err = c.startHang(c.Nodes[0], baseline); err != nil {
+			return nil, err
+		}
+		defer hung.close()
+	}
+	// The orphan's pod runs from before the first switch; it becomes the
+	// orphan while that switch has the kubelet stopped.
+	var orph *orphan
+	if slices.Contains(o.Faults, FaultOrphan) {
+		if orph, err = c.startOrphanPod(ctx, c.Nodes[0]); err != nil {
+			return nil, err
+		}
+	}
+	endpoint := func(n *nodes.Node) string {
+		if hung != nil && hung.node == n {
+			sock, _ := n.FaultSocket()
+			return "unix://" + sock
+		}
+		return "unix://" + n.DockerSocket()
+	}
+
 	// The preflight's verdicts, from each node as FROM left it.
 	pred := &verdict.Predictor{Matrix: o.Matrix, From: o.From, To: o.To, Variant: o.Variant, Log: o.Log, Dir: filepath.Join(c.Layout.Dir, "preflight")}
 	predicted := verdict.Prediction{}
 	for _, n := range c.Nodes {
-		p, err := pred.Predict(ctx, n.Name, "unix://"+n.DockerSocket(), raw, n.ManifestDir(), nodes.NodeManifestDir)
+		p, err := pred.Predict(ctx, n.Name, endpoint(n), raw, n.ManifestDir(), nodes.NodeManifestDir)
 		if err != nil {
 			return nil, err
 		}
@@ -150,46 +181,139 @@ func Run(ctx context.Context, o Options) (*verdict.Report, error) {
 		v matrix.Variant
 	}{{o.To, o.Variant}, {o.From, matrix.Vanilla}, {o.To, o.Variant}}
 	var switchErr error
+	exited := false
+	var nr verdict.NodeReport // the node being walked
+walk:
 	for _, n := range c.Nodes {
-		nr := verdict.NodeReport{Name: n.Name}
+		nr = verdict.NodeReport{Name: n.Name}
 		if v, err := c.kubeletVersion(ctx, n.Name); err == nil {
 			nr.Kubelets = append(nr.Kubelets, v)
 		}
-		for _, s := range plan {
+		for i, s := range plan {
+			// The hang holds through the first TO phase of its node; the
+			// orphan is made with the kubelet stopped for that switch, and
+			// the preflight run again there, as an operator would.
+			var extra, active []string
+			hanging := hung != nil && hung.node == n && i == 0
+			orphaning := orph != nil && orph.node == n && i == 0
+			if hanging {
+				extra, active = hung.kubeletFlags(), append(active, FaultHang)
+			}
 			t := time.Now()
+			if orphaning {
+				active = append(active, FaultOrphan)
+				if _, err := n.StopKubelet(ctx); err != nil {
+					switchErr = err
+					break walk
+				}
+				if switchErr = orph.make(ctx, c); switchErr != nil {
+					break walk
+				}
+				if _, switchErr = pred.Predict(ctx, n.Name, endpoint(n), raw, n.ManifestDir(), nodes.NodeManifestDir); switchErr != nil {
+					break walk
+				}
+			}
+			faulted := hanging || orphaning
 			log("node %s: switching to kubelet %s %s", n.Name, s.r.Release, s.v)
-			if switchErr = c.StartKubelet(ctx, n, s.r, s.v, kubelets[s.r.Release+"/"+string(s.v)]); switchErr != nil {
-				break
+			run, err := c.startKubelet(ctx, n, s.r, s.v, kubelets[s.r.Release+"/"+string(s.v)], extra...)
+			if err != nil {
+				switchErr = err
+				break walk
 			}
-			if switchErr = c.waitNodeReady(ctx, n.Name, s.r.GitVersion(s.v), 3*time.Minute); switchErr != nil {
-				break
+			// A fault may keep the node from Ready: watched for the bound
+			// and a settle, then judged. Without one, a node not Ready in
+			// 3 minutes means the rehearsal could not run.
+			limit := 3 * time.Minute
+			if faulted {
+				limit = verdict.NotReadyBound + o.Settle
 			}
-			// A switch that recreates containers needs its pods Ready again
-			// before the next one; one that is slow to is judged as is.
-			if err := c.waitPodsReady(ctx, n.Name, 3*time.Minute); err != nil {
-				log("node %s: %v", n.Name, err)
-			}
-			nr.SwitchSeconds = append(nr.SwitchSeconds, verdict.Since(t))
-			log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, verdict.Since(t), o.Settle)
-			select { // Ctrl-C ends the watch at once
-			case <-time.After(o.Settle):
-			case <-ctx.Done():
-				switchErr = ctx.Err()
+			kr, exit, err := c.watchKubeletRun(ctx, n, run, s.r.GitVersion(s.v), limit)
+			kr.Kubelet, kr.Faults = s.r.Release+"/"+string(s.v), active
+			nr.Readiness = append(nr.Readiness, kr)
+			log("node %s: %s", n.Name, kr)
+			switch {
+			case exit != nil:
+				exit.Kubelet = kr.Kubelet
+				nr.KubeletExits = append(nr.KubeletExits, *exit)
+				log("node %s: kubelet %s exited after %.0fs: %s", n.Name, exit.Kubelet, exit.AfterSeconds, strings.Join(exit.LastLines, " | "))
+				exited = true
+			case err != nil && !faulted:
+				switchErr = fmt.Errorf("node %s: %w", n.Name, err)
 			}
 			if switchErr != nil {
-				break
+				break walk
+			}
+			if kr.Ready {
+				// A switch that recreates containers needs its pods Ready
+				// again before the next one; one that is slow to is judged
+				// as is.
+				if err := c.waitPodsReady(ctx, n.Name, 3*time.Minute); err != nil {
+					log("node %s: %v", n.Name, err)
+				}
+				nr.SwitchSeconds = append(nr.SwitchSeconds, verdict.Since(t))
+				log("node %s: kubelet %s %s Ready after %.1fs; watching %s", n.Name, s.r.Release, s.v, verdict.Since(t), o.Settle)
+				select { // Ctrl-C ends the watch at once
+				case <-time.After(o.Settle):
+				case <-ctx.Done():
+					switchErr = ctx.Err()
+					break walk
+				}
+			}
+			if hanging {
+				f := hung.free()
+				f.While = fmt.Sprintf("from before the switch to %s until its phase was watched (%.0fs)", kr.Kubelet, verdict.Since(t))
+				f.Predicted, f.PredictionHeld = hangPrediction(pred.Hung, f.ContainerID, o.Variant, kr)
+				rep.Faults = append(rep.Faults, f)
+				log("fault %s freed on node %s: %d inspect requests were held", FaultHang, n.Name, f.Held)
+			}
+			if orphaning {
+				// A kubelet that tolerates the orphan removes it; one that
+				// exited on it leaves it to the rehearsal, which made it.
+				removed := false
+				if exit == nil {
+					took, err := orph.gone(ctx, OrphanGoneBound)
+					removed = err == nil
+					orph.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s; removed by it %.0fs after its start", kr.Kubelet, verdict.Since(run.Started))
+					if err != nil {
+						orph.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s; still there %s later: %v", kr.Kubelet, took.Round(time.Second), err)
+					}
+				} else {
+					orph.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s, which exited on it", kr.Kubelet)
+				}
+				orph.fault.Predicted, orph.fault.PredictionHeld = orphanPrediction(pred.Orphans, orph.fault.ContainerID, o.Variant, exit, removed)
+				rep.Faults = append(rep.Faults, orph.fault)
+				log("fault %s on node %s: %s", FaultOrphan, n.Name, orph.fault.While)
+				if exit != nil || !removed {
+					if err := orph.remove(ctx); err != nil {
+						log("fault %s: removing container %.12s: %v", FaultOrphan, orph.fault.ContainerID, err)
+					}
+				}
+				if exit != nil { // leave the node on FROM, as found
+					if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, fromKubelet); err != nil {
+						log("node %s: back to FROM %s: %v", n.Name, o.From.Release, err)
+					}
+				}
+			}
+			if exited {
+				break walk
 			}
 			v, err := c.kubeletVersion(ctx, n.Name)
 			if err != nil {
 				switchErr = err
-				break
+				break walk
 			}
 			nr.Kubelets = append(nr.Kubelets, v)
 		}
 		rep.Nodes = append(rep.Nodes, nr)
-		if switchErr != nil {
-			break
-		}
+		nr = verdict.NodeReport{}
+	}
+	if nr.Name != "" { // the walk stopped on this node
+		rep.Nodes = append(rep.Nodes, nr)
+	}
+	if hung != nil && len(rep.Faults) == 0 {
+		f := hung.free()
+		f.While = "from before the first switch to TO until the walk stopped"
+		rep.Faults = append(rep.Faults, f)
 	}
 	stopWatch()
 	<-done
@@ -377,8 +501,12 @@ type apiNode struct {
 	} `json:"metadata"`
 	Status struct {
 		Conditions []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
+			Type    string `json:"type"`
+			Status  string `json:"status"`
+			Reason  string `json:"reason"`
+			Message string `json:"message"`
+			// LastHeartbeatTime is when a kubelet last posted it.
+			LastHeartbeatTime time.Time `json:"lastHeartbeatTime"`
 		} `json:"conditions"`
 		NodeInfo struct {
 			KubeletVersion string `json:"kubeletVersion"`
@@ -387,13 +515,95 @@ type apiNode struct {
 }
 
 func (n apiNode) ready() bool {
+	c, _ := n.readyCondition()
+	return c.Status == "True"
+}
+
+// readyCondition is the node's Ready condition (Status "" if it has
+// none) and when a kubelet last posted it.
+func (n apiNode) readyCondition() (verdict.ReadyCondition, time.Time) {
 	for _, c := range n.Status.Conditions {
 		if c.Type == "Ready" {
-			return c.Status == "True"
+			return verdict.ReadyCondition{Status: c.Status, Reason: c.Reason, Message: c.Message}, c.LastHeartbeatTime
 		}
 	}
-	return false
+	return verdict.ReadyCondition{}, time.Time{}
 }
+
+// watchKubeletRun follows the node from run's start until it reports Ready
+// under kubelet version want, the kubelet exits, or limit has passed
+// (then the error says so). Every second it reads the node's Ready
+// condition and whether the kubelet still runs. The condition counts once
+// this kubelet posted it: the node reports want, with a heartbeat from
+// after the kubelet's start (a switch to the same version shows the old
+// kubelet's status until then).
+func (c *Cluster) watchKubeletRun(ctx context.Context, n *nodes.Node, run nodes.Run, want string, limit time.Duration) (verdict.KubeletRun, *verdict.KubeletExit, error) {
+	var kr verdict.KubeletRun
+	last := time.Now()
+	var exit *verdict.KubeletExit
+	err := poll.Until(ctx, limit, time.Second, func(ctx context.Context) (bool, error) {
+		now := time.Now()
+		kr.NotReadySeconds = now.Sub(run.Started).Seconds()
+		if pid, _, err := n.Status(ctx); err == nil && pid != run.PID {
+			exit = &verdict.KubeletExit{AfterSeconds: kr.NotReadySeconds, LastLines: lastLines(run.Log, 3)}
+			return true, nil
+		}
+		ns, err := c.apiNodes(ctx)
+		if err != nil {
+			return false, err
+		}
+		node, ok := ns[n.Name]
+		if !ok || node.Status.NodeInfo.KubeletVersion != want {
+			last = now
+			return false, fmt.Errorf("the node still reports kubelet %q (want %s)", node.Status.NodeInfo.KubeletVersion, want)
+		}
+		cond, heartbeat := node.readyCondition()
+		// The API's times have whole seconds.
+		if heartbeat.Before(run.Started.Truncate(time.Second)) {
+			last = now
+			return false, fmt.Errorf("the node's status is from before the kubelet started (heartbeat %s)", heartbeat.Format(time.RFC3339))
+		}
+		if k := len(kr.Conditions); k > 0 && kr.Conditions[k-1].Status == cond.Status && kr.Conditions[k-1].Reason == cond.Reason && kr.Conditions[k-1].Message == cond.Message {
+			kr.Conditions[k-1].Seconds += now.Sub(last).Seconds()
+		} else {
+			cond.Seconds = now.Sub(last).Seconds()
+			kr.Conditions = append(kr.Conditions, cond)
+		}
+		last = now
+		kr.Ready = cond.Status == "True"
+		return kr.Ready, fmt.Errorf("Ready=%s %s: %s", cond.Status, cond.Reason, cond.Message)
+	})
+	if exit != nil {
+		return kr, exit, nil
+	}
+	return kr, nil, err
+}
+
+// lastLines returns the last n fatal lines of a kubelet log (klog's
+// "F<mmdd> ..."; a fatal exit dumps every goroutine's stack after it), or
+// its last n lines if it has none.
+func lastLines(path string, n int) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var all, fatal []string
+	for l := range strings.Lines(string(b)) {
+		if l = strings.TrimSpace(l); l == "" {
+			continue
+		}
+		all = append(all, l)
+		if klogFatal.MatchString(l) {
+			fatal = append(fatal, l)
+		}
+	}
+	if len(fatal) > 0 {
+		all = fatal
+	}
+	return all[max(0, len(all)-n):]
+}
+
+var klogFatal = regexp.MustCompile(`^F\d{4} `)
 
 func (c *Cluster) apiNodes(ctx context.Context) (map[string]apiNode, error) {
 	out, err := c.Kubectl.Run(ctx, "get", "nodes", "-o", "json")

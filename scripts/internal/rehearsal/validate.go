@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -88,7 +90,42 @@ func minorOf(r *matrix.Release) int {
 // document, one that is not a Kubernetes object (apiVersion and kind), and
 // any container image that would need a registry: a :latest or untagged
 // image, or imagePullPolicy Always (the nodes reach no registry).
-func CheckManifests(dir string) error {
+// removedAPIs are the group/versions API servers stopped serving for a
+// kind, from the minor that removed them, with the one to use instead
+// (kubernetes' deprecated API migration guide).
+var removedAPIs = []struct {
+	groupVersion string
+	kinds        []string
+	minor        int
+	use          string
+}{
+	{"extensions/v1beta1", []string{"DaemonSet", "Deployment", "ReplicaSet"}, 16, "apps/v1"},
+	{"extensions/v1beta1", []string{"NetworkPolicy"}, 16, "networking.k8s.io/v1"},
+	{"extensions/v1beta1", []string{"PodSecurityPolicy"}, 16, "policy/v1beta1"},
+	{"apps/v1beta1", []string{"Deployment", "StatefulSet", "ControllerRevision"}, 16, "apps/v1"},
+	{"apps/v1beta2", []string{"DaemonSet", "Deployment", "ReplicaSet", "StatefulSet", "ControllerRevision"}, 16, "apps/v1"},
+	{"extensions/v1beta1", []string{"Ingress"}, 22, "networking.k8s.io/v1"},
+	{"networking.k8s.io/v1beta1", []string{"Ingress", "IngressClass"}, 22, "networking.k8s.io/v1"},
+	{"rbac.authorization.k8s.io/v1beta1", []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, 22, "rbac.authorization.k8s.io/v1"},
+}
+
+// notServed returns the group/version to use when cp's API server does
+// not serve kind at apiVersion, else "".
+func notServed(apiVersion, kind string, cp *matrix.Release) string {
+	if cp == nil {
+		return ""
+	}
+	_, minorStr := cp.MajorMinor()
+	minor, _ := strconv.Atoi(minorStr)
+	for _, r := range removedAPIs {
+		if r.groupVersion == apiVersion && minor >= r.minor && slices.Contains(r.kinds, kind) {
+			return r.use
+		}
+	}
+	return ""
+}
+
+func CheckManifests(dir string, cp *matrix.Release) error {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("MANIFESTS=%s: %w", dir, err)
@@ -129,6 +166,10 @@ func CheckManifests(dir string) error {
 				continue
 			}
 			objects++
+			apiVersion, kind := obj["apiVersion"].(string), obj["kind"].(string)
+			if use := notServed(apiVersion, kind, cp); use != "" {
+				problems = append(problems, fmt.Sprintf("%s (document %d): %s %s is not served by the %s API server (the rehearsal's control plane): use %s", path, i+1, kind, apiVersion, cp.Release, use))
+			}
 			for _, c := range containersOf(obj) {
 				if why := needsRegistry(c); why != "" {
 					problems = append(problems, fmt.Sprintf("%s (document %d, container %v): %s: the nodes reach no registry (load the image with IMAGES and pin its tag)", path, i+1, c["name"], why))

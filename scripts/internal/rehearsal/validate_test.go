@@ -103,7 +103,7 @@ metadata: {name: web}
 `
 
 func TestCheckManifests(t *testing.T) {
-	if err := CheckManifests(writeManifests(t, map[string]string{"web.yaml": goodDeployment, "README.md": "not a manifest"})); err != nil {
+	if err := CheckManifests(writeManifests(t, map[string]string{"web.yaml": goodDeployment, "README.md": "not a manifest"}), nil); err != nil {
 		t.Fatalf("good manifests refused: %v", err)
 	}
 	for name, tc := range map[string]struct {
@@ -121,7 +121,7 @@ func TestCheckManifests(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := writeManifests(t, tc.files)
-			err := CheckManifests(dir)
+			err := CheckManifests(dir, nil)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -132,7 +132,7 @@ func TestCheckManifests(t *testing.T) {
 			}
 		})
 	}
-	if err := CheckManifests(filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(err.Error(), "MANIFESTS=") {
+	if err := CheckManifests(filepath.Join(t.TempDir(), "missing"), nil); err == nil || !strings.Contains(err.Error(), "MANIFESTS=") {
 		t.Errorf("a missing directory: %v", err)
 	}
 }
@@ -280,5 +280,27 @@ func TestCheckImagesFound(t *testing.T) {
 	err := CheckImagesFound([]string{"e2e.local/workload:1", "shop/cart:2.1", "shop/web:3"}, found)
 	if err == nil || !strings.Contains(err.Error(), "shop/cart:2.1, shop/web:3") {
 		t.Errorf("names no engine holds: %v", err)
+	}
+}
+
+// A kind at a group/version the chosen control plane's API server no
+// longer serves is refused before anything starts, naming the file, the
+// kind and what to use; older control planes still take it.
+func TestCheckManifestsServedKinds(t *testing.T) {
+	ds := "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  template:\n    spec:\n      containers: [{name: a, image: 'agent:1'}]\n"
+	dir := writeManifests(t, map[string]string{"agent.yaml": ds})
+	for cp, refused := range map[string]bool{"1.9.11": false, "1.13.12": false, "1.18.6": true} {
+		err := CheckManifests(dir, &matrix.Release{Release: cp})
+		if !refused {
+			if err != nil {
+				t.Errorf("control plane %s refused it: %v", cp, err)
+			}
+			continue
+		}
+		for _, w := range []string{"agent.yaml (document 1)", "DaemonSet extensions/v1beta1 is not served by the 1.18.6 API server", "use apps/v1"} {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("control plane %s: error %v does not say %q", cp, err, w)
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/matrix"
@@ -28,6 +29,11 @@ type Predictor struct {
 	Log      io.Writer
 	// Dir receives the pods files the preflight read, for the record.
 	Dir string
+	// Hung collects, over Predict's calls, the containers whose inspect
+	// did not answer.
+	Hung []podhash.HungContainer
+	// Orphans collects the containers whose sandbox was gone.
+	Orphans []podhash.OrphanContainer
 }
 
 // Predict returns the verdicts for the pods the API places on node (its
@@ -50,6 +56,16 @@ func (p *Predictor) Predict(ctx context.Context, node, endpoint string, podList 
 		rep, err := r.Run(ctx)
 		if err != nil {
 			return fmt.Errorf("preflight of node %s (%s): %w", node, pods, err)
+		}
+		for _, h := range rep.Hung { // each run reads the node again
+			if !slices.ContainsFunc(p.Hung, func(o podhash.HungContainer) bool { return o.ID == h.ID }) {
+				p.Hung = append(p.Hung, h)
+			}
+		}
+		for _, o := range rep.Orphans {
+			if !slices.ContainsFunc(p.Orphans, func(x podhash.OrphanContainer) bool { return x.ID == o.ID }) {
+				p.Orphans = append(p.Orphans, o)
+			}
 		}
 		for _, row := range rep.Rows {
 			verdict, outcome := row.PatchedVerdict, row.PatchedOutcome

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,13 +14,18 @@ import (
 
 // Report is _output/rehearsal/report.json: what happened to every pod.
 type Report struct {
-	From         string       `json:"from"`
-	To           string       `json:"to"`
-	Variant      string       `json:"variant"`
-	ControlPlane string       `json:"controlPlane"`
-	Nodes        []NodeReport `json:"nodes"`
-	Pods         []PodReport  `json:"pods"`
-	Summary      Summary      `json:"summary"`
+	From         string `json:"from"`
+	To           string `json:"to"`
+	Variant      string `json:"variant"`
+	ControlPlane string `json:"controlPlane"`
+	// Faults are what the rehearsal injected (FAULTS), where and when.
+	Faults []Fault      `json:"faults,omitempty"`
+	Nodes  []NodeReport `json:"nodes"`
+	Pods   []PodReport  `json:"pods"`
+	// NotReadyBoundSeconds is how long a node may take, from a kubelet's
+	// start, to report Ready under it (NotReadyBound).
+	NotReadyBoundSeconds float64 `json:"notReadyBoundSeconds"`
+	Summary              Summary `json:"summary"`
 	// Started and Seconds time the rehearsal (cluster up excluded).
 	Started string  `json:"started"`
 	Seconds float64 `json:"seconds"`
@@ -33,6 +39,74 @@ type NodeReport struct {
 	// SwitchSeconds is how long each switch took until the node was Ready
 	// under the new kubelet.
 	SwitchSeconds []float64 `json:"switchSeconds,omitempty"`
+	// Readiness is each kubelet run's way to Ready, in order.
+	Readiness []KubeletRun `json:"readiness,omitempty"`
+	// KubeletExits are the kubelets that exited by themselves.
+	KubeletExits []KubeletExit `json:"kubeletExits,omitempty"`
+}
+
+// NotReadyBound is how long a node may report anything but Ready after a
+// kubelet's start before the switch counts as failed: the node
+// controller's own patience with a silent kubelet (kube-controller-manager
+// --node-monitor-grace-period, 40 s by default in 1.7..1.23). A plain
+// switch here is Ready in 3-12 s; a patched kubelet on a hung container
+// gives up on the inspect at its 10 s deadline.
+const NotReadyBound = 40 * time.Second
+
+// KubeletRun is one kubelet run's readiness, as the node reported it to
+// the API server from the run's start.
+type KubeletRun struct {
+	Kubelet string `json:"kubelet"` // release/variant
+	// NotReadySeconds runs from the kubelet's start until the node
+	// reported Ready under it, or until the watch ended.
+	NotReadySeconds float64 `json:"notReadySeconds"`
+	Ready           bool    `json:"ready"`
+	// Conditions are the Ready conditions the run posted, in order, each
+	// with how long it was seen.
+	Conditions []ReadyCondition `json:"conditions,omitempty"`
+	// Faults names the faults active while it ran.
+	Faults []string `json:"faults,omitempty"`
+}
+
+// ReadyCondition is one Ready condition a kubelet posted.
+type ReadyCondition struct {
+	Status  string  `json:"status"`
+	Reason  string  `json:"reason,omitempty"`
+	Message string  `json:"message,omitempty"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Slow says the node took longer than NotReadyBound to report Ready under
+// this kubelet, or never did.
+func (k KubeletRun) Slow() bool {
+	return !k.Ready || k.NotReadySeconds > NotReadyBound.Seconds()
+}
+
+// KubeletExit is a kubelet that exited by itself, with its last log lines.
+type KubeletExit struct {
+	Kubelet      string   `json:"kubelet"`
+	AfterSeconds float64  `json:"afterSeconds"`
+	LastLines    []string `json:"lastLines"`
+}
+
+// Fault is one injected fault.
+type Fault struct {
+	Kind string `json:"kind"` // hang
+	Node string `json:"node"`
+	// Pod (namespace/name) and Container name the container it was
+	// injected on; ContainerID is its engine id.
+	Pod         string `json:"pod"`
+	Container   string `json:"container"`
+	ContainerID string `json:"containerID"`
+	// While says when it was active.
+	While string `json:"while"`
+	// Held counts the requests the fault held (hang).
+	Held int `json:"held,omitempty"`
+	// Predicted is what the preflight, run before the first switch, said
+	// TO's kubelet would do on it ("" if it did not name the container);
+	// PredictionHeld whether that happened.
+	Predicted      string `json:"predicted"`
+	PredictionHeld bool   `json:"predictionHeld"`
 }
 
 // PodReport is one pod of the baseline.
@@ -71,6 +145,10 @@ type Summary struct {
 	// APIErrors counts the readiness watcher's API reads that failed
 	// during the switches (their moments are not in NotReadySeconds).
 	APIErrors int `json:"apiErrors"`
+	// SlowRuns counts kubelet runs whose node was not Ready within
+	// NotReadyBound; KubeletExits the kubelets that exited by themselves.
+	SlowRuns     int `json:"slowRuns"`
+	KubeletExits int `json:"kubeletExits"`
 }
 
 // PredictionHeld says whether a pod's outcome is what was predicted. A
@@ -85,15 +163,31 @@ func (p PodReport) PredictionHeld() bool {
 }
 
 // Passed: every pod kept (or restarted by itself), every prediction held,
-// no request failed.
+// no request failed, every node Ready within NotReadyBound of each kubelet
+// start, no kubelet exited.
 func (r *Report) Passed() bool {
-	return r.Summary.Changed == 0 && r.Summary.Mispredicted == 0 && r.Summary.FailedRequests == 0
+	s := r.Summary
+	for _, f := range r.Faults {
+		if !f.PredictionHeld {
+			return false
+		}
+	}
+	return s.Changed == 0 && s.Mispredicted == 0 && s.FailedRequests == 0 && s.SlowRuns == 0 && s.KubeletExits == 0
 }
 
 // Finish fills the summary from the pods.
 func (r *Report) Finish() {
 	s := &r.Summary
-	s.Pods, s.Kept, s.Changed, s.Mispredicted = len(r.Pods), 0, 0, 0
+	s.Pods, s.Kept, s.Changed, s.Mispredicted, s.SlowRuns, s.KubeletExits = len(r.Pods), 0, 0, 0, 0, 0
+	r.NotReadyBoundSeconds = NotReadyBound.Seconds()
+	for _, n := range r.Nodes {
+		for _, k := range n.Readiness {
+			if k.Slow() {
+				s.SlowRuns++
+			}
+		}
+		s.KubeletExits += len(n.KubeletExits)
+	}
 	for _, p := range r.Pods {
 		if p.Outcome == Kept || p.Outcome == Restarted {
 			s.Kept++
@@ -118,8 +212,25 @@ func (r *Report) Write(path string) error {
 // WriteTable prints the pods and the summary for a person.
 func (r *Report) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "rehearsal %s -> %s (%s), control plane %s\n", r.From, r.To, r.Variant, r.ControlPlane)
+	for _, f := range r.Faults {
+		held := "held"
+		if !f.PredictionHeld {
+			held = "DID NOT HOLD"
+		}
+		requests := ""
+		if f.Held > 0 {
+			requests = fmt.Sprintf("; %d requests held", f.Held)
+		}
+		fmt.Fprintf(w, "  fault %s on node %s: %s container %s (%.12s) %s%s; preflight predicted %q: %s\n", f.Kind, f.Node, f.Pod, f.Container, f.ContainerID, f.While, requests, f.Predicted, held)
+	}
 	for _, n := range r.Nodes {
 		fmt.Fprintf(w, "  node %s: %v\n", n.Name, n.Kubelets)
+		for _, k := range n.Readiness {
+			fmt.Fprintf(w, "    %s\n", k)
+		}
+		for _, e := range n.KubeletExits {
+			fmt.Fprintf(w, "    kubelet %s EXITED after %.0fs: %s\n", e.Kubelet, e.AfterSeconds, strings.Join(e.LastLines, " | "))
+		}
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tPOD\tNODE\tOUTCOME\tPREDICTED\tRESTARTS\tNOT READY\tDETAIL")
@@ -140,8 +251,8 @@ func (r *Report) WriteTable(w io.Writer) {
 	if s.APIErrors > 0 {
 		apiErrors = fmt.Sprintf("; %d API reads failed (readiness not sampled then)", s.APIErrors)
 	}
-	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted; %.0f pod-seconds not Ready; %d of %d requests failed%s\n",
-		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, s.NotReadySeconds, s.FailedRequests, s.Requests, apiErrors)
+	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted; %.0f pod-seconds not Ready; %d of %d requests failed%s; %d kubelet runs not Ready within %.0fs, %d kubelet exits\n",
+		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, s.NotReadySeconds, s.FailedRequests, s.Requests, apiErrors, s.SlowRuns, NotReadyBound.Seconds(), s.KubeletExits)
 }
 
 // JUnit: one test case per pod, plus readiness and requests.
@@ -191,6 +302,25 @@ func (r *Report) WriteJUnit(path string) error {
 		fail = fmt.Sprintf("%d of %d requests failed during the switches", r.Summary.FailedRequests, r.Summary.Requests)
 	}
 	add("requests to the Service and host ports succeed during every switch", fail)
+	for _, n := range r.Nodes {
+		for i, k := range n.Readiness {
+			fail := ""
+			if k.Slow() {
+				fail = k.String()
+			}
+			add(fmt.Sprintf("node %s Ready within %.0fs of kubelet run %d (%s)", n.Name, NotReadyBound.Seconds(), i+1, k.Kubelet), fail)
+		}
+		for _, e := range n.KubeletExits {
+			add(fmt.Sprintf("node %s: kubelet %s keeps running", n.Name, e.Kubelet), fmt.Sprintf("exited after %.0fs: %s", e.AfterSeconds, strings.Join(e.LastLines, "\n")))
+		}
+	}
+	for _, f := range r.Faults {
+		fail := ""
+		if !f.PredictionHeld {
+			fail = fmt.Sprintf("the preflight predicted %q", f.Predicted)
+		}
+		add(fmt.Sprintf("fault %s on node %s (%s/%s): the preflight's prediction holds", f.Kind, f.Node, f.Pod, f.Container), fail)
+	}
 	suite.Tests = len(suite.Cases)
 	b, err := xml.MarshalIndent(suite, "", "  ")
 	if err != nil {
@@ -202,4 +332,28 @@ func (r *Report) WriteJUnit(path string) error {
 // Since is seconds since t, rounded to 0.1.
 func Since(t time.Time) float64 {
 	return float64(time.Since(t).Round(100*time.Millisecond)) / float64(time.Second)
+}
+
+// String is a run's readiness in one line: how long to Ready, and the
+// conditions it posted on the way.
+func (k KubeletRun) String() string {
+	var b strings.Builder
+	if k.Ready {
+		fmt.Fprintf(&b, "kubelet %s: Ready after %.1fs", k.Kubelet, k.NotReadySeconds)
+	} else {
+		fmt.Fprintf(&b, "kubelet %s: NOT Ready in %.1fs", k.Kubelet, k.NotReadySeconds)
+	}
+	if k.Slow() {
+		fmt.Fprintf(&b, " (bound %.0fs)", NotReadyBound.Seconds())
+	}
+	if len(k.Faults) > 0 {
+		fmt.Fprintf(&b, " with fault %s", strings.Join(k.Faults, ","))
+	}
+	for _, c := range k.Conditions {
+		if c.Status == "True" {
+			continue
+		}
+		fmt.Fprintf(&b, "; Ready=%s %s %q for %.0fs", c.Status, c.Reason, c.Message, c.Seconds)
+	}
+	return b.String()
 }

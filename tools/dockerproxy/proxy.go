@@ -1,5 +1,5 @@
-// Package dockerproxy is a fault-injecting Docker Engine API proxy for node
-// e2e tests.
+// Package dockerproxy is a fault-injecting Docker Engine API proxy: the
+// node e2e's, and the rehearsal's FAULTS=hang in front of one node's dockerd.
 //
 // The proxy listens on a unix socket and forwards every request to the real
 // dockerd socket, with one exception: for containers marked with Hang it

@@ -1,0 +1,277 @@
+package rehearsal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/tools/docker"
+	"kubelet-toolchain/tools/dockerproxy"
+	"kubelet-toolchain/tools/poll"
+)
+
+// FaultHang is the docker-hang report's fault: one running container
+// whose inspect never answers, through a fault proxy between one node's
+// kubelet and its dockerd.
+const FaultHang = "hang"
+
+// FaultOrphan is the orphan report's fault: a running container whose
+// pod, sandbox container and sandbox checkpoint are gone, made while the
+// node's kubelet is stopped for its first switch to TO.
+const FaultOrphan = "orphan"
+
+// Faults lists what FAULTS accepts.
+var Faults = []string{FaultHang, FaultOrphan}
+
+// ParseFaults reads FAULTS: a comma-separated list of Faults, each once.
+func ParseFaults(s string) ([]string, error) {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+			continue
+		case !slices.Contains(Faults, f):
+			return nil, fmt.Errorf("FAULTS=%s: unknown fault %q (known: %s)", s, f, strings.Join(Faults, ", "))
+		case slices.Contains(out, f):
+			return nil, fmt.Errorf("FAULTS=%s: %q twice", s, f)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// hang is a FaultHang in place: the proxy runs in this process, its
+// socket in the node's run directory, which the node sees too; only the
+// kubelet started with kubeletFlags dials it.
+type hang struct {
+	node  *nodes.Node
+	proxy *dockerproxy.Proxy
+	log   *os.File
+	fault verdict.Fault
+}
+
+// startHang picks the first running app container (by pod key) of a
+// controller's pod on node, starts the proxy and hangs it. Nothing is
+// held until a kubelet dials the proxy.
+func (c *Cluster) startHang(node *nodes.Node, pods map[string]verdict.PodState) (*hang, error) {
+	var pick *verdict.Fault
+	for _, key := range verdict.SortedKeys(pods) {
+		p := pods[key]
+		if p.Node != node.Name || p.Owner == "" || p.Completed() {
+			continue
+		}
+		names := make([]string, 0, len(p.Containers))
+		for name := range p.Containers {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			if id, ok := strings.CutPrefix(p.Containers[name].ID, "docker://"); ok && id != "" {
+				pick = &verdict.Fault{Kind: FaultHang, Node: node.Name, Pod: key, Container: name, ContainerID: id}
+				break
+			}
+		}
+		if pick != nil {
+			break
+		}
+	}
+	if pick == nil {
+		return nil, fmt.Errorf("FAULTS=%s: node %s runs no container of a controller's pod to hang", FaultHang, node.Name)
+	}
+	logf, err := os.OpenFile(filepath.Join(node.LogDir(), "fault-proxy.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	sock, _ := node.FaultSocket()
+	p, err := dockerproxy.Start(sock, node.DockerSocket(), dockerproxy.WithLogWriter(logf))
+	if err != nil {
+		logf.Close()
+		return nil, fmt.Errorf("FAULTS=%s on node %s: %w", FaultHang, node.Name, err)
+	}
+	if err := p.Hang(pick.ContainerID); err != nil {
+		p.Close()
+		logf.Close()
+		return nil, fmt.Errorf("FAULTS=%s on node %s: %w", FaultHang, node.Name, err)
+	}
+	c.log("fault %s: node %s, %s container %s (%.12s): its inspect never answers through the proxy", FaultHang, node.Name, pick.Pod, pick.Container, pick.ContainerID)
+	return &hang{node: node, proxy: p, log: logf, fault: *pick}, nil
+}
+
+// kubeletFlags point dockershim (--docker-endpoint) and cadvisor
+// (--docker) at the proxy, as the e2e's hung nodes do.
+func (h *hang) kubeletFlags() []string {
+	_, inNode := h.node.FaultSocket()
+	return []string{"--docker-endpoint=unix://" + inNode, "--docker=unix://" + inNode}
+}
+
+// free stops holding the container's inspects (the held ones are then
+// answered) and returns the fault as the report gives it.
+func (h *hang) free() verdict.Fault {
+	h.proxy.Release(h.fault.ContainerID)
+	h.fault.Held = len(h.proxy.HeldRequests())
+	return h.fault
+}
+
+// close stops the proxy, once no kubelet dials it.
+func (h *hang) close() {
+	h.proxy.Close()
+	h.log.Close()
+}
+
+// hangPrediction is what the preflight said TO's variant would do on the
+// hung container, and whether the run under TO bore it out: vanilla
+// predicts a node that stays NotReady, patched one Ready within the bound.
+func hangPrediction(found []podhash.HungContainer, id string, v matrix.Variant, run verdict.KubeletRun) (string, bool) {
+	for _, h := range found {
+		if h.ID != id {
+			continue
+		}
+		if v == matrix.Vanilla {
+			return h.Vanilla, run.Slow()
+		}
+		return h.Patched, !run.Slow()
+	}
+	return "", false
+}
+
+// orphanNamespace holds the pod the rehearsal owns to make the orphan
+// from: none of the workloads', so the verdict's pods never include it.
+const orphanNamespace = "rehearsal-faults"
+
+// OrphanGoneBound is how long a kubelet that tolerates the orphan may take
+// to remove it before the switch back to FROM goes ahead anyway: its pod
+// cleanup (every 2 s in HandlePodCleanups) kills a container whose pod is
+// gone, its container GC (every minute) removes it.
+const OrphanGoneBound = 2 * time.Minute
+
+// orphan is a FaultOrphan: its pod while it runs, then the container left.
+type orphan struct {
+	node  *nodes.Node
+	fault verdict.Fault
+}
+
+// startOrphanPod runs the pod the orphan is made from on node, and
+// returns once its container runs.
+func (c *Cluster) startOrphanPod(ctx context.Context, node *nodes.Node) (*orphan, error) {
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: %[1]s}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: orphan, namespace: %[1]s}
+spec:
+  nodeName: %[2]s
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 1
+  containers:
+  - {name: app, image: %[3]s, env: [{name: PORT, value: "18181"}]}
+`, orphanNamespace, node.Name, workloadImage)
+	dir := filepath.Join(c.Layout.Dir, "faults")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	file := filepath.Join(dir, "orphan.yaml")
+	if err := os.WriteFile(file, []byte(manifest), 0o644); err != nil {
+		return nil, err
+	}
+	if out, err := c.Kubectl.Run(ctx, "apply", "-f", file); err != nil {
+		return nil, fmt.Errorf("FAULTS=%s: %w\n%s", FaultOrphan, err, out)
+	}
+	key := orphanNamespace + "/orphan"
+	o := &orphan{node: node, fault: verdict.Fault{Kind: FaultOrphan, Node: node.Name, Pod: key, Container: "app"}}
+	err := poll.Until(ctx, 2*time.Minute, time.Second, func(ctx context.Context) (bool, error) {
+		pods, _, err := c.Kubectl.Pods(ctx)
+		if err != nil {
+			return false, err
+		}
+		id, ok := strings.CutPrefix(pods[key].Containers["app"].ID, "docker://")
+		o.fault.ContainerID = id
+		return ok && id != "" && pods[key].Ready, fmt.Errorf("pod %s not running yet", key)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("FAULTS=%s: %w", FaultOrphan, err)
+	}
+	c.log("fault %s: pod %s runs container %.12s on node %s", FaultOrphan, key, o.fault.ContainerID, node.Name)
+	return o, nil
+}
+
+// make turns the pod into the orphan report's container, with the node's
+// kubelet stopped: the pod force-deleted from the API, its sandbox
+// container and dockershim checkpoint removed, its app container left
+// running.
+func (o *orphan) make(ctx context.Context, c *Cluster) error {
+	var info []struct {
+		Config struct{ Labels map[string]string }
+	}
+	if err := o.node.Engine().Inspect(ctx, &info, o.fault.ContainerID); err != nil || len(info) != 1 {
+		return fmt.Errorf("FAULTS=%s: inspecting %.12s on node %s: %v", FaultOrphan, o.fault.ContainerID, o.node.Name, err)
+	}
+	sandbox := info[0].Config.Labels["io.kubernetes.sandbox.id"]
+	if sandbox == "" {
+		return fmt.Errorf("FAULTS=%s: container %.12s has no sandbox label", FaultOrphan, o.fault.ContainerID)
+	}
+	if out, err := c.Kubectl.Run(ctx, "delete", "pod", "-n", orphanNamespace, "orphan", "--force", "--grace-period=0", "--wait=false"); err != nil {
+		return fmt.Errorf("FAULTS=%s: deleting the pod: %w\n%s", FaultOrphan, err, out)
+	}
+	if _, err := o.node.Engine().Run(ctx, "rm", "-f", sandbox); err != nil {
+		return fmt.Errorf("FAULTS=%s: removing sandbox %.12s: %w", FaultOrphan, sandbox, err)
+	}
+	if _, err := o.node.Exec(ctx, "rm", "-f", "/var/lib/dockershim/sandbox/"+sandbox); err != nil {
+		return fmt.Errorf("FAULTS=%s: removing sandbox %.12s's checkpoint: %w", FaultOrphan, sandbox, err)
+	}
+	c.log("fault %s: node %s: pod %s deleted, sandbox %.12s and its checkpoint removed; container %.12s left running", FaultOrphan, o.node.Name, o.fault.Pod, sandbox, o.fault.ContainerID)
+	return nil
+}
+
+// gone waits up to bound for the orphan to leave the node's engine and
+// says how long it took.
+func (o *orphan) gone(ctx context.Context, bound time.Duration) (time.Duration, error) {
+	start := time.Now()
+	err := poll.Until(ctx, bound, 2*time.Second, func(ctx context.Context) (bool, error) {
+		ids, err := o.node.Engine().Lines(ctx, "ps", "-a", "-q", "--no-trunc", "--filter", "id="+o.fault.ContainerID)
+		return err == nil && len(ids) == 0, fmt.Errorf("container %.12s still on node %s", o.fault.ContainerID, o.node.Name)
+	})
+	return time.Since(start), err
+}
+
+// remove takes the orphan away by hand (after a kubelet exited on it):
+// the rehearsal made it, and FROM must start again.
+func (o *orphan) remove(ctx context.Context) error {
+	_, err := o.node.Engine().Run(ctx, "rm", "-f", o.fault.ContainerID)
+	if errors.Is(err, docker.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// orphanPrediction is what the preflight said TO's variant would do on
+// the orphan, and whether the run bore it out: an exit with the field
+// report's line, or the container removed within OrphanGoneBound.
+func orphanPrediction(found []podhash.OrphanContainer, id string, v matrix.Variant, exit *verdict.KubeletExit, removed bool) (string, bool) {
+	for _, o := range found {
+		if o.ID != id {
+			continue
+		}
+		said := o.Patched
+		if v == matrix.Vanilla {
+			said = o.Vanilla
+		}
+		exited := exit != nil && slices.ContainsFunc(exit.LastLines, func(l string) bool { return strings.Contains(l, podhash.OrphanExit) })
+		if strings.Contains(said, "exits") {
+			return said, exited
+		}
+		return said, exit == nil && removed
+	}
+	return "", false
+}

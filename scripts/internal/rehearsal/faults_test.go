@@ -1,0 +1,80 @@
+package rehearsal
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/verdict"
+)
+
+func TestParseFaults(t *testing.T) {
+	for in, want := range map[string][]string{"": nil, "hang": {"hang"}, " hang ,": {"hang"}, "orphan,hang": {"orphan", "hang"}} {
+		got, err := ParseFaults(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseFaults(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{"flood": `unknown fault "flood" (known: hang, orphan)`, "hang,hang": `"hang" twice`} {
+		if _, err := ParseFaults(in); err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "FAULTS="+in) {
+			t.Errorf("ParseFaults(%q): error %v, want one naming FAULTS=%s and %s", in, err, in, msg)
+		}
+	}
+}
+
+// The preflight's words for the hung container are judged against the
+// run: vanilla's "stays NotReady" holds only for a slow run, patched's
+// "Ready" only within the bound; a container it did not name fails.
+func TestHangPrediction(t *testing.T) {
+	found := []podhash.HungContainer{{ID: "abc", Vanilla: "node stays NotReady", Patched: "node Ready"}}
+	ready := verdict.KubeletRun{Ready: true, NotReadySeconds: 10.8}
+	stuck := verdict.KubeletRun{NotReadySeconds: 65}
+	for _, c := range []struct {
+		v    matrix.Variant
+		run  verdict.KubeletRun
+		id   string
+		want string
+		held bool
+	}{
+		{matrix.Patched, ready, "abc", "node Ready", true},
+		{matrix.Patched, stuck, "abc", "node Ready", false},
+		{matrix.Vanilla, stuck, "abc", "node stays NotReady", true},
+		{matrix.Vanilla, ready, "abc", "node stays NotReady", false},
+		{matrix.Patched, ready, "other", "", false},
+	} {
+		got, held := hangPrediction(found, c.id, c.v, c.run)
+		if got != c.want || held != c.held {
+			t.Errorf("%s %s on %+v: %q %v, want %q %v", c.v, c.id, c.run, got, held, c.want, c.held)
+		}
+	}
+}
+
+// The orphan's prediction holds for vanilla only with the field report's
+// exit, for patched only with the container removed and no exit.
+func TestOrphanPrediction(t *testing.T) {
+	found := []podhash.OrphanContainer{{ID: "abc", Vanilla: `the kubelet exits at start: "no PodsandBox found with Id" sb`, Patched: "the kubelet starts, and kills and removes the container"}}
+	fieldExit := &verdict.KubeletExit{LastLines: []string{`F1128 kubelet.go:1383] Failed to start ContainerManager failed to build map of initial containers from runtime: no PodsandBox found with Id 'sb'`}}
+	otherExit := &verdict.KubeletExit{LastLines: []string{"F1128 something else"}}
+	for _, c := range []struct {
+		v       matrix.Variant
+		exit    *verdict.KubeletExit
+		removed bool
+		held    bool
+	}{
+		{matrix.Vanilla, fieldExit, false, true},
+		{matrix.Vanilla, otherExit, false, false},
+		{matrix.Vanilla, nil, true, false},
+		{matrix.Patched, nil, true, true},
+		{matrix.Patched, nil, false, false},
+		{matrix.Patched, fieldExit, false, false},
+	} {
+		if _, held := orphanPrediction(found, "abc", c.v, c.exit, c.removed); held != c.held {
+			t.Errorf("%s exit %v removed %v: held %v, want %v", c.v, c.exit, c.removed, held, c.held)
+		}
+	}
+	if said, held := orphanPrediction(found, "other", matrix.Patched, nil, true); said != "" || held {
+		t.Errorf("a container the preflight did not name: %q %v", said, held)
+	}
+}

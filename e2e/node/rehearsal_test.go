@@ -22,13 +22,8 @@ import (
 type rehearsalReport struct {
 	From, To, Variant string
 	ControlPlane      string `json:"controlPlane"`
-	Faults            []struct {
-		Kind, Node, Pod, Container, Predicted string
-		ContainerID                           string `json:"containerID"`
-		Held                                  int
-		PredictionHeld                        bool `json:"predictionHeld"`
-	}
-	Nodes []struct {
+	Faults            []rehearsalFault
+	Nodes             []struct {
 		Name      string
 		Kubelets  []string
 		Readiness []struct {
@@ -57,6 +52,14 @@ type rehearsalReport struct {
 		SlowRuns                          int `json:"slowRuns"`
 		KubeletExits                      int `json:"kubeletExits"`
 	}
+}
+
+// rehearsalFault is one of the report's faults.
+type rehearsalFault struct {
+	Kind, Node, Pod, Container, Predicted string
+	ContainerID                           string `json:"containerID"`
+	Held                                  int
+	PredictionHeld                        bool `json:"predictionHeld"`
 }
 
 // rehearse runs `toolchain rehearsal run` and returns its exit status and
@@ -314,15 +317,10 @@ func expectEveryPodKept(ctx context.Context, from, to, cp string, extra ...strin
 // hang is on a running container of a pod the rehearsal judged, whose
 // inspects were held (so the kubelet did dial the proxy); an orphan's pod
 // is the rehearsal's own, not among them.
-func expectFault(rep rehearsalReport, kind string) (f struct {
-	Kind, Node, Pod, Container, Predicted string
-	ContainerID                           string `json:"containerID"`
-	Held                                  int
-	PredictionHeld                        bool `json:"predictionHeld"`
-}) {
+func expectFault(rep rehearsalReport, kind string) rehearsalFault {
 	GinkgoHelper()
 	Expect(rep.Faults).To(HaveLen(1))
-	f = rep.Faults[0]
+	f := rep.Faults[0]
 	Expect(f.Kind).To(Equal(kind))
 	Expect(f.Node).To(Equal("node-1"))
 	Expect(f.ContainerID).To(HaveLen(64))

@@ -180,6 +180,19 @@ type daemon struct {
 	health string
 }
 
+// Commands are the Kubernetes components' command lines (binary, then
+// flags) as Start runs them; etcd, Debian's, is left out. Their flags
+// differ by release: a test runs each against the built binaries.
+func (cp *ControlPlane) Commands() map[string][]string {
+	out := map[string][]string{}
+	for _, d := range cp.daemons() {
+		if d.name != "etcd" {
+			out[d.name] = append([]string{d.bin}, d.args...)
+		}
+	}
+	return out
+}
+
 func (cp *ControlPlane) daemons() []daemon {
 	pki := cp.Layout.PKI()
 	p := func(f string) string { return filepath.Join(pki, f) }

@@ -713,7 +713,8 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 // Every flag KubeletArgs emits is one the release's kubelet knows, for
 // every release a rehearsal runs, both variants, with and without an API
 // server; the same for KubeProxyArgs and each control plane's kube-proxy
-// (1.9.11, 1.13.12, 1.18.6). The flags are
+// (1.9.11, 1.13.12, 1.18.6), and for the flags the control plane's own
+// daemons are started with. The flags are
 // parsed in order and --help, last, stops before anything runs; an unknown
 // flag or a bad value is reported first ("unknown flag", "invalid
 // argument"). The exit status says nothing: old pflag exits 2 on --help too.
@@ -745,6 +746,19 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 		}
 	}
 	for _, cp := range []string{"1.9.11", "1.13.12", "1.18.6"} {
+		// The control plane's own daemons, with the flags the rehearsal
+		// starts them with (lockdown included).
+		c := &controlplane.ControlPlane{Release: cp, BinDir: filepath.Join(root, "_output", cp, "control-plane", "bin"),
+			Layout: controlplane.Layout{Dir: "/cp"}, Address: "198.18.203.1", Ports: controlplane.PortsFor(1)}
+		for name, cmd := range c.Commands() {
+			out, _ := execxRun(cmd[0], append(cmd[1:], "--help")...)
+			if bad := flagError(out); bad != "" {
+				t.Errorf("%s %s rejects %v: %s", name, cp, cmd[1:], bad)
+			}
+			if out, _ := execxRun(cmd[0], "--no-such-flag", "--help"); flagError(out) == "" {
+				t.Errorf("%s %s: an unknown flag went unnoticed: %.200q", name, cp, out)
+			}
+		}
 		proxy := filepath.Join(root, "_output", cp, "control-plane", "bin", "kube-proxy")
 		if _, err := os.Stat(proxy); err != nil {
 			t.Fatalf("no kube-proxy at %s (%v): make control-plane VERSION=%s builds it", proxy, err, cp)

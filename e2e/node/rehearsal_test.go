@@ -179,36 +179,13 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 var _ = Describe("Rehearsal on the 1.13.12 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
 	BeforeAll(rehearsalDownAfterAll)
 	It("patched 1.13.12 keeps every pod across 1.12.10 -> 1.13.12 -> 1.12.10 -> 1.13.12 on 2 nodes, Ready, no failed request, with one container's inspect hung on node-1 through its first switch: the node Ready within the bound, as the preflight predicted", func(ctx SpecContext) {
-		rep := expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12", "--faults", "hang")
-		f := expectFault(rep, "hang")
-		Expect(f.Predicted).To(HavePrefix("node Ready"))
-		run := rep.Nodes[0].Readiness[0]
-		Expect(run.Faults).To(Equal([]string{"hang"}))
-		Expect(run.Ready).To(BeTrue(), "%+v", run)
+		expectReadyOnHang(expectEveryPodKept(ctx, "1.12.10", "1.13.12", "1.13.12", "--faults", "hang"))
 	}, SpecTimeout(framework.LongSpec))
 	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
 		expectClusterLockedDown(ctx)
 	}, SpecTimeout(framework.ShortSpec))
 	It("vanilla 1.13.12 on the hung container stays NotReady past the bound (the docker-hang report), replaces the static pod without a uid, both as predicted, and fails (negative control)", func(ctx SpecContext) {
-		rep := expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false, "--faults", "hang")
-		for _, p := range rep.Pods {
-			want := "kept"
-			if strings.HasPrefix(p.Name, "static-web-") {
-				want = "replaced"
-			}
-			Expect(p.Outcome).To(Equal(want), "%s/%s: %s", p.Namespace, p.Name, p.Detail)
-		}
-		f := expectFault(rep, "hang")
-		Expect(f.Predicted).To(HavePrefix("node stays NotReady"))
-		run := rep.Nodes[0].Readiness[0]
-		Expect(run.Ready).To(BeFalse(), "vanilla 1.13.12 became Ready on a hung container")
-		Expect(run.NotReadySeconds).To(BeNumerically(">", rep.NotReadyBoundSeconds))
-		var said []string
-		for _, c := range run.Conditions {
-			said = append(said, c.Message)
-		}
-		Expect(said).To(ContainElement(ContainSubstring("container runtime status check may not have completed yet")))
-		Expect(rep.Summary.SlowRuns).To(Equal(1), "only the hung run is slow")
+		expectNotReadyOnHang(expectStaticPodReplaced(expectRecreatedAsPredicted(ctx, "1.12.10", "1.13.12", false, "--faults", "hang")), "1.13.12")
 	}, SpecTimeout(framework.LongSpec))
 })
 
@@ -231,19 +208,46 @@ var _ = Describe("Rehearsal on the 1.18.6 control plane", Label("rehearsal", "ex
 		expectClusterLockedDown(ctx)
 	}, SpecTimeout(framework.ShortSpec))
 	It("vanilla 1.18.6 exits on the orphaned container (the orphan report), as predicted, and fails (negative control)", func(ctx SpecContext) {
-		code, rep := rehearse(ctx, "--from", "1.18.6", "--to", "1.18.6", "--variant", "vanilla", "--nodes", "2", "--faults", "orphan")
-		Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
+		expectOrphanExit(ctx, "1.18.6", "1.18.6")
+	}, SpecTimeout(framework.LongSpec))
+})
+
+// The modules era's UID switch, 1.20 -> 1.21 (static pod UIDs hash the
+// node name and manifest path from 1.21: kubernetes#87461), on the
+// 1.22.17 control plane (the newest that supports both kubelets), with
+// the orphan report's container on node-1: vanilla 1.20..1.22 exit on it.
+// Label extended: `make test-all` runs it (docs/e2e.md, the rule: the
+// UID fix's own walk and the orphan specs on host nodes are in CI).
+var _ = Describe("Rehearsal on the 1.22.17 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
+	BeforeAll(rehearsalDownAfterAll)
+	It("patched 1.21.14 starts on the orphaned container, removes it, and keeps every pod across 1.20.15 -> 1.21.14 -> 1.20.15 -> 1.21.14 on 2 nodes, as the preflight predicted", func(ctx SpecContext) {
+		rep := expectEveryPodKept(ctx, "1.20.15", "1.21.14", "1.22.17", "--faults", "orphan")
 		f := expectFault(rep, "orphan")
-		Expect(f.Predicted).To(ContainSubstring(`exits at start: "no PodsandBox found with Id"`))
-		Expect(rep.Nodes).NotTo(BeEmpty())
-		Expect(rep.Nodes[0].KubeletExits).To(HaveLen(1), "node-1's kubelet did not exit")
-		exit := rep.Nodes[0].KubeletExits[0]
-		Expect(exit.Kubelet).To(Equal("1.18.6/vanilla"))
-		Expect(strings.Join(exit.LastLines, "\n")).To(ContainSubstring("no PodsandBox found with Id"))
-		Expect(rep.Summary.KubeletExits).To(Equal(1))
-		for _, p := range rep.Pods {
-			Expect(p.Namespace+"/"+p.Name).NotTo(Equal(f.Pod), "the orphan's pod is judged as a workload")
-		}
+		Expect(f.Predicted).To(HavePrefix("the kubelet starts"))
+		Expect(rep.Nodes[0].Readiness[0].Faults).To(Equal([]string{"orphan"}))
+	}, SpecTimeout(framework.LongSpec))
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
+		expectClusterLockedDown(ctx)
+	}, SpecTimeout(framework.ShortSpec))
+	It("vanilla 1.21.14 exits on the orphaned container (the orphan report), as predicted, and fails (negative control)", func(ctx SpecContext) {
+		expectOrphanExit(ctx, "1.20.15", "1.21.14")
+	}, SpecTimeout(framework.LongSpec))
+})
+
+// The last dockershim release: 1.22 -> 1.23 (static pod UIDs change
+// again) on the 1.23.17 control plane, with the docker-hang report's hung
+// container on node-1: cadvisor's inspect still has no deadline in
+// 1.23.17. Label extended, as above.
+var _ = Describe("Rehearsal on the 1.23.17 control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
+	BeforeAll(rehearsalDownAfterAll)
+	It("patched 1.23.17 keeps every pod across 1.22.17 -> 1.23.17 -> 1.22.17 -> 1.23.17 on 2 nodes, Ready, no failed request, with one container's inspect hung on node-1 through its first switch: the node Ready within the bound, as the preflight predicted", func(ctx SpecContext) {
+		expectReadyOnHang(expectEveryPodKept(ctx, "1.22.17", "1.23.17", "1.23.17", "--faults", "hang"))
+	}, SpecTimeout(framework.LongSpec))
+	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
+		expectClusterLockedDown(ctx)
+	}, SpecTimeout(framework.ShortSpec))
+	It("vanilla 1.23.17 on the hung container stays NotReady past the bound (the docker-hang report), replaces the static pod without a uid, both as predicted, and fails (negative control)", func(ctx SpecContext) {
+		expectNotReadyOnHang(expectStaticPodReplaced(expectRecreatedAsPredicted(ctx, "1.22.17", "1.23.17", false, "--faults", "hang")), "1.23.17")
 	}, SpecTimeout(framework.LongSpec))
 })
 
@@ -378,5 +382,71 @@ func rehearsalDownLeavesNothing(ctx SpecContext) {
 	Expect(string(mounts)).NotTo(ContainSubstring(rehearsalDir()+"/"), "mounts left under %s", rehearsalDir())
 	for _, pid := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"} {
 		Expect(rehearsalDir("run", pid+".pid")).NotTo(BeAnExistingFile())
+	}
+}
+
+// expectReadyOnHang checks a patched run's hang: predicted Ready, and
+// node-1's first TO kubelet, the hung one, Ready within the bound.
+func expectReadyOnHang(rep rehearsalReport) {
+	GinkgoHelper()
+	f := expectFault(rep, "hang")
+	Expect(f.Predicted).To(HavePrefix("node Ready"))
+	run := rep.Nodes[0].Readiness[0]
+	Expect(run.Faults).To(Equal([]string{"hang"}))
+	Expect(run.Ready).To(BeTrue(), "%+v", run)
+}
+
+// expectStaticPodReplaced checks that exactly the static pod without a
+// uid was replaced (its UID changes at the switch), every other pod kept.
+func expectStaticPodReplaced(rep rehearsalReport) rehearsalReport {
+	GinkgoHelper()
+	for _, p := range rep.Pods {
+		want := "kept"
+		if strings.HasPrefix(p.Name, "static-web-") {
+			want = "replaced"
+		}
+		Expect(p.Outcome).To(Equal(want), "%s/%s: %s", p.Namespace, p.Name, p.Detail)
+	}
+	return rep
+}
+
+// expectNotReadyOnHang checks a vanilla run's hang, the docker-hang
+// report: predicted NotReady, and node-1's hung kubelet never Ready, over
+// the bound, saying its runtime status check had not completed.
+func expectNotReadyOnHang(rep rehearsalReport, to string) {
+	GinkgoHelper()
+	f := expectFault(rep, "hang")
+	Expect(f.Predicted).To(HavePrefix("node stays NotReady"))
+	run := rep.Nodes[0].Readiness[0]
+	Expect(run.Ready).To(BeFalse(), "vanilla %s became Ready on a hung container", to)
+	Expect(run.NotReadySeconds).To(BeNumerically(">", rep.NotReadyBoundSeconds))
+	var said []string
+	for _, c := range run.Conditions {
+		said = append(said, c.Message)
+	}
+	Expect(said).To(ContainElement(ContainSubstring("container runtime status check may not have completed yet")))
+	Expect(rep.Summary.SlowRuns).To(Equal(1), "only the hung run is slow")
+}
+
+// expectOrphanExit rehearses from -> vanilla to with the orphan: node-1's
+// first TO kubelet exits "no PodsandBox found with Id", as the preflight
+// predicted, and the rehearsal fails; the orphan's pod is never judged.
+func expectOrphanExit(ctx context.Context, from, to string) {
+	GinkgoHelper()
+	code, rep := rehearse(ctx, "--from", from, "--to", to, "--variant", "vanilla", "--nodes", "2", "--faults", "orphan")
+	Expect(code).To(Equal(1), "the vanilla rehearsal passed: the patched one proves nothing")
+	f := expectFault(rep, "orphan")
+	Expect(f.Predicted).To(ContainSubstring(`exits at start: "no PodsandBox found with Id"`))
+	Expect(rep.Nodes).NotTo(BeEmpty())
+	Expect(rep.Nodes[0].KubeletExits).To(HaveLen(1), "node-1's kubelet did not exit")
+	exit := rep.Nodes[0].KubeletExits[0]
+	Expect(exit.Kubelet).To(Equal(to + "/vanilla"))
+	Expect(strings.Join(exit.LastLines, "\n")).To(ContainSubstring("no PodsandBox found with Id"))
+	Expect(rep.Summary.KubeletExits).To(Equal(1))
+	// The walk ends at the exit: what TO would have done to the pods never
+	// happened (their predictions are untested, none mispredicted).
+	Expect(rep.Summary.Mispredicted).To(BeZero())
+	for _, p := range rep.Pods {
+		Expect(p.Namespace+"/"+p.Name).NotTo(Equal(f.Pod), "the orphan's pod is judged as a workload")
 	}
 }

@@ -104,6 +104,12 @@ func (cp *ControlPlane) WritePKI() error {
 			return err
 		}
 	}
+	// The controller manager's and the scheduler's health over TLS (1.22+).
+	for _, name := range []string{"controller-manager-serving", "scheduler-serving"} {
+		if err := ca.Serving(dir, name, []string{"localhost"}, loopback); err != nil {
+			return err
+		}
+	}
 	for name, id := range map[string]Identity{
 		"admin": AdminIdentity, "controller-manager": ControllerManagerIdentity,
 		"scheduler": SchedulerIdentity, "kube-proxy": KubeProxyIdentity,
@@ -199,12 +205,37 @@ func (cp *ControlPlane) daemons() []daemon {
 	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdClient)
 	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdPeer)
 	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
-	// From 1.12 the controller manager and the scheduler also serve HTTPS,
-	// by default on every address at fixed ports (10257, 10259): off, as
-	// two instances would collide there; their health stays on loopback.
-	var noSecurePort []string
-	if minor(cp.Release) >= 12 {
-		noSecurePort = []string{"--secure-port=0"}
+	// The controller manager's and the scheduler's health, on loopback at
+	// the instance's port. Through 1.21 over plain HTTP (--address/--port;
+	// 1.9 has no --secure-port yet). From 1.12 they also serve HTTPS, by
+	// default on every address at fixed ports (10257, 10259): off, as two
+	// instances would collide there. 1.22's controller manager and 1.23's
+	// scheduler serve no plain HTTP (--port "has no effect"; 1.23's
+	// scheduler takes only 0), so from 1.22 both serve health over TLS
+	// only, with certificates from the cluster CA, authenticating and
+	// authorizing by the API server, as kubeadm runs them; /healthz is
+	// among their always-allowed paths.
+	health := func(name string, port int) ([]string, string) {
+		switch m := minor(cp.Release); {
+		case m >= 22:
+			return []string{
+				"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+				"--tls-cert-file=" + p(name+"-serving.crt"), "--tls-private-key-file=" + p(name+"-serving.key"),
+				"--authentication-kubeconfig=" + p(name+".kubeconfig"), "--authorization-kubeconfig=" + p(name+".kubeconfig"),
+			}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+		case m >= 12:
+			return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--secure-port=0"}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
+		default:
+			return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port)}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
+		}
+	}
+	cmServing, cmHealth := health("controller-manager", cp.Ports.Controller)
+	schedServing, schedHealth := health("scheduler", cp.Ports.Scheduler)
+	// From 1.20 the API server issues bound service account tokens and
+	// requires their issuer and signing key.
+	var saIssuer []string
+	if minor(cp.Release) >= 20 {
+		saIssuer = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
 	}
 	return []daemon{{
 		name: "etcd", bin: cp.Etcd,
@@ -224,7 +255,7 @@ func (cp *ControlPlane) daemons() []daemon {
 		health: etcdURL + "/health",
 	}, {
 		name: "kube-apiserver", bin: bin("kube-apiserver"),
-		args: []string{
+		args: append([]string{
 			"--etcd-servers=" + etcdURL, "--storage-backend=etcd3",
 			"--etcd-cafile=" + p("ca.crt"),
 			"--etcd-certfile=" + p("apiserver-etcd-client.crt"), "--etcd-keyfile=" + p("apiserver-etcd-client.key"),
@@ -244,31 +275,27 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--kubelet-preferred-address-types=InternalIP",
 			"--cert-dir=" + filepath.Join(cp.Layout.Run(), "apiserver-certs"),
 			"--v=1",
-		},
+		}, saIssuer...),
 		health: cp.Server() + "/healthz",
 	}, {
 		name: "kube-controller-manager", bin: bin("kube-controller-manager"),
 		args: append([]string{
 			"--kubeconfig=" + p("controller-manager.kubeconfig"),
-			// Health over plain HTTP on loopback (1.9 has no
-			// --secure-port yet), without profiling.
-			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Controller),
 			"--profiling=false", "--leader-elect=false",
 			"--service-account-private-key-file=" + p("sa.key"),
 			"--root-ca-file=" + p("ca.crt"),
 			"--use-service-account-credentials=true",
 			"--cluster-signing-cert-file=" + p("ca.crt"), "--cluster-signing-key-file=" + p("ca.key"),
 			"--v=1",
-		}, noSecurePort...),
-		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Controller),
+		}, cmServing...),
+		health: cmHealth,
 	}, {
 		name: "kube-scheduler", bin: bin("kube-scheduler"),
 		args: append([]string{
 			"--kubeconfig=" + p("scheduler.kubeconfig"),
-			"--address=127.0.0.1", fmt.Sprintf("--port=%d", cp.Ports.Scheduler),
 			"--profiling=false", "--leader-elect=false", "--v=1",
-		}, noSecurePort...),
-		health: fmt.Sprintf("http://127.0.0.1:%d/healthz", cp.Ports.Scheduler),
+		}, schedServing...),
+		health: schedHealth,
 	}}
 }
 

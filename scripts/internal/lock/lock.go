@@ -111,10 +111,20 @@ func (l *Lock) StagingModules() []string {
 	if l.GoMod == nil || l.GoMod.StagingVersion == "" {
 		return nil
 	}
+	// A staging module the proxy does not serve at the staging version is
+	// pinned to a stand-in of the same release line (1.22.17's
+	// kube-controller-manager at v0.22.16): still a staging repository.
+	series := semver.MajorMinor(l.GoMod.StagingVersion)
+	standIn := map[string]string{}
+	for _, r := range l.GoMod.Replace {
+		if r.Path == r.With && semver.MajorMinor(r.Version) == series {
+			standIn[r.Path] = r.Version
+		}
+	}
 	var out []string
 	for _, line := range l.Sums {
 		f := strings.Fields(line)
-		if len(f) != 3 || f[1] != l.GoMod.StagingVersion {
+		if len(f) != 3 || (f[1] != l.GoMod.StagingVersion && f[1] != standIn[f[0]]) {
 			continue
 		}
 		if name, ok := strings.CutPrefix(f[0], "k8s.io/"); ok {

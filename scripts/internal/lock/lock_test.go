@@ -258,3 +258,20 @@ func TestStagingModules(t *testing.T) {
 		t.Errorf("duplicates in %v", got)
 	}
 }
+
+// 1.22.17's kube-controller-manager is not served at v0.22.17: its
+// stand-in (v0.22.16, a replace in the lock) is still a staging
+// repository, whose config types kube-apiserver's OpenAPI covers.
+func TestStagingModulesStandIn(t *testing.T) {
+	l, err := Load("../../../locks/1.22.17.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.StagingModules()
+	if !slices.Contains(got, "kube-controller-manager") {
+		t.Errorf("staging modules %v lack kube-controller-manager (its stand-in)", got)
+	}
+	if slices.Contains(got, "reflect2") || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "/") }) {
+		t.Errorf("staging modules %v include a non-staging replacement", got)
+	}
+}

@@ -6,9 +6,9 @@ package nodes
 // own (tools/engine-up.sh with ENGINE_DIR=_output/nodes-e2e/engine, bridge
 // kubelet-nt0, 198.18.203.1/24, brought up by the first test that needs it
 // and purged by TestMain; never the e2e's or the rehearsal's engine),
-// real kubelets (1.7.5, 1.8.15, 1.9.11, 1.12.10, 1.13.12, 1.18.6, patched and
-// vanilla: make e2e builds them) and the kube-proxy of each control plane
-// (make control-plane VERSION=1.9.11, 1.13.12, 1.18.6).
+// real kubelets (every release of versions.yaml, patched and vanilla: make
+// e2e builds them) and each control plane's daemons and kube-proxy (make
+// e2e builds every control plane versions.yaml names).
 // Built only with the nodes_e2e tag, so a plain `go test ./...` neither runs
 // nor skips them; `e2e/run.sh nodes` (in `make e2e`) runs them. Nothing
 // missing is ever a pass: each test fails saying what to build.
@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"kubelet-toolchain/scripts/internal/controlplane"
+	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
@@ -726,7 +727,23 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 	withAPIServer := KubeletOptions{NodeName: "n1", NodeIP: "198.18.203.2", Kubeconfig: "/k", ClientCAFile: "/ca",
 		TLSCertFile: "/c", TLSKeyFile: "/key", AllowSwap: true}
 	standalone := KubeletOptions{NodeName: "n1", ClientCAFile: "/ca"}
-	for _, release := range []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12", "1.18.6"} {
+	// Every release built here (make e2e builds each; not one with a
+	// standIn), and every control plane versions.yaml names.
+	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var releases, cps []string
+	for _, r := range m.Releases {
+		if r.StandIn != "" {
+			continue
+		}
+		releases = append(releases, r.Release)
+		if r.Series.ControlPlane != "" {
+			cps = append(cps, r.Release)
+		}
+	}
+	for _, release := range releases {
 		for _, variant := range []string{"patched", "vanilla"} {
 			bin := kubeletBinary(t, root, release, variant)
 			for _, o := range []KubeletOptions{withAPIServer, standalone} {
@@ -745,7 +762,7 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 			}
 		}
 	}
-	for _, cp := range []string{"1.9.11", "1.13.12", "1.18.6"} {
+	for _, cp := range cps {
 		// The control plane's own daemons, with the flags the rehearsal
 		// starts them with (lockdown included).
 		c := &controlplane.ControlPlane{Release: cp, BinDir: filepath.Join(root, "_output", cp, "control-plane", "bin"),
@@ -782,9 +799,10 @@ func execxRun(name string, args ...string) (string, error) {
 // comes with none. The 1.7-1.9 kubelets (pflag) print "Usage of ..." and
 // stop at the first complaint, before it; from 1.10 the kubelet parses its
 // flags itself and, on a bad one, prints the usage and then the complaint
-// (klog.Fatal); kube-proxy (cobra) its description, then "Usage:", or
-// "Error: ..." first. No usage text at all is a complaint too (a binary
-// that did not run, or printed something else).
+// (klog.Fatal; from 1.21 a structured error line first, `E... "Failed to
+// parse kubelet flag" err="unknown flag: ..."`); kube-proxy (cobra) its
+// description, then "Usage:", or "Error: ..." first. No usage text at all
+// is a complaint too (a binary that did not run, or printed something else).
 func flagError(out string) string {
 	usage := false
 	for _, l := range strings.Split(out, "\n") {
@@ -794,11 +812,11 @@ func flagError(out string) string {
 		}
 		// Complaints start their line (pflag, cobra) or follow klog's
 		// header ("F1128 09:15:34.440891 123 server.go:..] unknown flag").
-		if i := strings.Index(l, "] "); i > 0 && len(l) > 0 && l[0] == 'F' {
+		if i := strings.Index(l, "] "); i > 0 && (l[0] == 'F' || l[0] == 'E') {
 			l = l[i+2:]
 		}
 		for _, bad := range []string{"Error:", "unknown flag", "unknown shorthand flag", "invalid argument",
-			"flag needs an argument", "bad flag syntax", "flag provided but not defined"} {
+			"flag needs an argument", "bad flag syntax", "flag provided but not defined", `"Failed to parse kubelet flag"`} {
 			if strings.HasPrefix(l, bad) {
 				return l
 			}

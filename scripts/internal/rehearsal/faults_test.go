@@ -78,3 +78,31 @@ func TestOrphanPrediction(t *testing.T) {
 		t.Errorf("a container the preflight did not name: %q %v", said, held)
 	}
 }
+
+// A node's pods are judged against the prediction only when TO's kubelet
+// ran there to Ready: not when TO exited (its only run), nor on a node the
+// walk never reached; a hung first run followed by a Ready one counts.
+func TestUntested(t *testing.T) {
+	rep := &verdict.Report{Nodes: []verdict.NodeReport{
+		{Name: "node-1", Readiness: []verdict.KubeletRun{{Kubelet: "1.21.14/vanilla", NotReadySeconds: 8}}},
+		{Name: "node-2", Readiness: []verdict.KubeletRun{
+			{Kubelet: "1.23.17/vanilla", NotReadySeconds: 65},
+			{Kubelet: "1.22.17/vanilla", Ready: true},
+			{Kubelet: "1.23.17/vanilla", Ready: true},
+		}},
+		{Name: "node-4", Readiness: []verdict.KubeletRun{{Kubelet: "1.21.14/vanilla", Ready: true}}},
+	}}
+	on := untested(rep, "1.21.14/vanilla")
+	if why := on("node-1"); !strings.Contains(why, "never ran kubelet 1.21.14/vanilla to Ready") {
+		t.Errorf("node-1 (TO exited): %q", why)
+	}
+	if why := on("node-3"); !strings.Contains(why, "walk stopped before node node-3") {
+		t.Errorf("node-3 (not reached): %q", why)
+	}
+	if why := on("node-4"); why != "" {
+		t.Errorf("node-4 ran TO: %q", why)
+	}
+	if why := untested(rep, "1.23.17/vanilla")("node-2"); why != "" {
+		t.Errorf("node-2 ran TO to Ready on its second run: %q", why)
+	}
+}

@@ -345,6 +345,7 @@ walk:
 	}
 	verdict.NoteLivenessKills(churn, apiEvents)
 	notReady, notReadySum := ready.Seconds()
+	untestedOn := untested(rep, o.To.Release+"/"+string(o.Variant))
 	for _, key := range verdict.SortedKeys(baseline) {
 		b := baseline[key]
 		var now *verdict.PodState
@@ -362,6 +363,7 @@ walk:
 			pr.Predicted = "unknown"
 		}
 		pr.NotReadySeconds = notReady[key]
+		pr.Untested = untestedOn(b.Node)
 		rep.Pods = append(rep.Pods, pr)
 	}
 	rep.Summary.NotReadySeconds = notReadySum
@@ -577,6 +579,31 @@ func (c *Cluster) watchKubeletRun(ctx context.Context, n *nodes.Node, run nodes.
 		return kr, exit, nil
 	}
 	return kr, nil, err
+}
+
+// untested says, for a node on which TO's kubelet (label to, as in the
+// readiness runs) never became Ready, why: the walk stopped before its
+// switch, or TO exited there; "" for a node that ran TO. What TO would do
+// to such a node's pods never happened, so their predictions are not
+// judged.
+func untested(rep *verdict.Report, to string) func(node string) string {
+	walked, ran := map[string]bool{}, map[string]bool{}
+	for _, n := range rep.Nodes {
+		walked[n.Name] = true
+		for _, k := range n.Readiness {
+			ran[n.Name] = ran[n.Name] || k.Kubelet == to && k.Ready
+		}
+	}
+	return func(node string) string {
+		switch {
+		case ran[node]:
+			return ""
+		case walked[node]:
+			return fmt.Sprintf("prediction untested: node %s never ran kubelet %s to Ready", node, to)
+		default:
+			return fmt.Sprintf("prediction untested: the walk stopped before node %s's switch", node)
+		}
+	}
 }
 
 // lastLines returns the last n fatal lines of a kubelet log (klog's

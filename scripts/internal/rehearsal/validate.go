@@ -85,11 +85,6 @@ func minorOf(r *matrix.Release) int {
 	return n
 }
 
-// CheckManifests reads every .yaml, .yml and .json file under dir (as
-// kubectl apply --recursive does) and refuses, naming the file and the
-// document, one that is not a Kubernetes object (apiVersion and kind), and
-// any container image that would need a registry: a :latest or untagged
-// image, or imagePullPolicy Always (the nodes reach no registry).
 // removedAPIs are the group/versions API servers stopped serving for a
 // kind, from the minor that removed them, with the one to use instead
 // (kubernetes' deprecated API migration guide).
@@ -107,6 +102,13 @@ var removedAPIs = []struct {
 	{"extensions/v1beta1", []string{"Ingress"}, 22, "networking.k8s.io/v1"},
 	{"networking.k8s.io/v1beta1", []string{"Ingress", "IngressClass"}, 22, "networking.k8s.io/v1"},
 	{"rbac.authorization.k8s.io/v1beta1", []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}, 22, "rbac.authorization.k8s.io/v1"},
+	{"admissionregistration.k8s.io/v1beta1", []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}, 22, "admissionregistration.k8s.io/v1"},
+	{"apiextensions.k8s.io/v1beta1", []string{"CustomResourceDefinition"}, 22, "apiextensions.k8s.io/v1"},
+	{"apiregistration.k8s.io/v1beta1", []string{"APIService"}, 22, "apiregistration.k8s.io/v1"},
+	{"certificates.k8s.io/v1beta1", []string{"CertificateSigningRequest"}, 22, "certificates.k8s.io/v1"},
+	{"coordination.k8s.io/v1beta1", []string{"Lease"}, 22, "coordination.k8s.io/v1"},
+	{"scheduling.k8s.io/v1beta1", []string{"PriorityClass"}, 22, "scheduling.k8s.io/v1"},
+	{"storage.k8s.io/v1beta1", []string{"CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"}, 22, "storage.k8s.io/v1"},
 }
 
 // notServed returns the group/version to use when cp's API server does
@@ -125,6 +127,11 @@ func notServed(apiVersion, kind string, cp *matrix.Release) string {
 	return ""
 }
 
+// CheckManifests reads every .yaml, .yml and .json file under dir (as
+// kubectl apply --recursive does) and refuses, naming the file and the
+// document, one that is not a Kubernetes object (apiVersion and kind), and
+// any container image that would need a registry: a :latest or untagged
+// image, or imagePullPolicy Always (the nodes reach no registry).
 func CheckManifests(dir string, cp *matrix.Release) error {
 	st, err := os.Stat(dir)
 	if err != nil {

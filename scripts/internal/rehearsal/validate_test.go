@@ -38,8 +38,10 @@ func TestCheckSkew(t *testing.T) {
 }
 
 func TestControlPlaneFor(t *testing.T) {
-	m := &matrix.Matrix{Releases: []matrix.Release{{Release: "1.7.5"}, {Release: "1.9.11"}, {Release: "1.12.10"}, {Release: "1.13.12"}, {Release: "1.18.6"}}}
+	m := &matrix.Matrix{Releases: []matrix.Release{{Release: "1.7.5"}, {Release: "1.9.11"}, {Release: "1.12.10"}, {Release: "1.13.12"}, {Release: "1.18.6"}, {Release: "1.22.17"}, {Release: "1.23.17"}}}
 	m.Releases[1].Series.ControlPlane = "k19-control-plane"
+	m.Releases[5].Series.ControlPlane = "k122-control-plane"
+	m.Releases[6].Series.ControlPlane = "k123-control-plane"
 	m.Releases[3].Series.ControlPlane = "k113-control-plane"
 	m.Releases[2].Series.ControlPlane = "k112-control-plane" // overlaps 1.13.12's kubelets: the newer wins
 	r := func(v string) *matrix.Release { return &matrix.Release{Release: v} }
@@ -54,6 +56,11 @@ func TestControlPlaneFor(t *testing.T) {
 		{"1.9.11", "1.13.12", ""},
 		{"1.18.6", "1.18.6", ""},
 		{"1.13.12", "", "1.13.12"},
+		{"1.20.15", "1.21.14", "1.22.17"}, // 1.23.17 would skew 1.20 by three
+		{"1.21.14", "1.21.14", "1.23.17"},
+		{"1.22.17", "1.23.17", "1.23.17"},
+		{"1.23.17", "1.20.15", ""},
+		{"1.19.16", "1.19.16", ""},
 	} {
 		kubelets := map[string]*matrix.Release{"FROM": r(c.from)}
 		if c.to != "" {
@@ -63,7 +70,7 @@ func TestControlPlaneFor(t *testing.T) {
 		switch {
 		case c.want == "" && err == nil:
 			t.Errorf("%s -> %s: control plane %s, want a refusal", c.from, c.to, cp.Release)
-		case c.want == "" && !strings.Contains(err.Error(), "FROM="+c.from) || c.want == "" && !strings.Contains(err.Error(), "1.13.12 (kubelets 1.11 to 1.13), 1.12.10 (kubelets 1.10 to 1.12), 1.9.11 (kubelets 1.7 to 1.9)"):
+		case c.want == "" && !strings.Contains(err.Error(), "FROM="+c.from) || c.want == "" && !strings.Contains(err.Error(), "1.23.17 (kubelets 1.21 to 1.23), 1.22.17 (kubelets 1.20 to 1.22), 1.13.12 (kubelets 1.11 to 1.13), 1.12.10 (kubelets 1.10 to 1.12), 1.9.11 (kubelets 1.7 to 1.9)"):
 			t.Errorf("%s -> %s: the refusal names neither the kubelets nor what each control plane supports: %v", c.from, c.to, err)
 		case c.want != "" && err != nil:
 			t.Errorf("%s -> %s: %v", c.from, c.to, err)
@@ -300,6 +307,26 @@ func TestCheckManifestsServedKinds(t *testing.T) {
 		for _, w := range []string{"agent.yaml (document 1)", "DaemonSet extensions/v1beta1 is not served by the 1.18.6 API server", "use apps/v1"} {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("control plane %s: error %v does not say %q", cp, err, w)
+			}
+		}
+	}
+}
+
+// 1.22 stopped serving the v1beta1 of many kinds (RBAC, CRDs, webhooks,
+// ...): a 1.21-era manifest is refused by the 1.22.17 and 1.23.17 control
+// planes, naming the version to use, and taken by 1.18.6's.
+func TestCheckManifestsRemovedIn122(t *testing.T) {
+	crd := "apiVersion: apiextensions.k8s.io/v1beta1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n"
+	rb := "apiVersion: rbac.authorization.k8s.io/v1beta1\nkind: RoleBinding\nmetadata: {name: agent}\n"
+	for cp, refused := range map[string]bool{"1.18.6": false, "1.22.17": true, "1.23.17": true} {
+		for file, want := range map[string]string{"crd.yaml": "CustomResourceDefinition apiextensions.k8s.io/v1beta1 is not served by the " + cp + " API server (the rehearsal's control plane): use apiextensions.k8s.io/v1", "rb.yaml": "use rbac.authorization.k8s.io/v1"} {
+			content := map[string]string{"crd.yaml": crd, "rb.yaml": rb}[file]
+			err := CheckManifests(writeManifests(t, map[string]string{file: content}), &matrix.Release{Release: cp})
+			switch {
+			case !refused && err != nil:
+				t.Errorf("control plane %s refused %s: %v", cp, file, err)
+			case refused && (err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), file)):
+				t.Errorf("control plane %s, %s: error %v does not say %q", cp, file, err, want)
 			}
 		}
 	}

@@ -126,6 +126,10 @@ type PodReport struct {
 	// again (kubernetes/kubernetes#78733, #100277): this is that window.
 	NotReadySeconds float64 `json:"notReadySeconds"`
 	Detail          string  `json:"detail,omitempty"`
+	// Untested says why the prediction was never put to the test: the
+	// pod's node never ran TO's kubelet (the walk stopped before it, or
+	// TO exited at start), so what TO would do to the pod did not happen.
+	Untested string `json:"untested,omitempty"`
 }
 
 // Summary counts the pods and what the workloads saw during the switches.
@@ -135,6 +139,8 @@ type Summary struct {
 	Changed int `json:"changed"`
 	// Mispredicted counts pods whose outcome is not what the preflight said.
 	Mispredicted int `json:"mispredicted"`
+	// Untested counts pods whose prediction was never put to the test.
+	Untested int `json:"untested,omitempty"`
 	// NotReadySeconds sums, over pods, the seconds each was seen not
 	// Ready while the kubelets were being switched.
 	NotReadySeconds float64 `json:"notReadySeconds"`
@@ -162,6 +168,9 @@ func (p PodReport) PredictionHeld() bool {
 	return o == p.Predicted
 }
 
+// Mispredicted: the pod's prediction was put to the test and failed it.
+func (p PodReport) Mispredicted() bool { return p.Untested == "" && !p.PredictionHeld() }
+
 // Passed: every pod kept (or restarted by itself), every prediction held,
 // no request failed, every node Ready within NotReadyBound of each kubelet
 // start, no kubelet exited.
@@ -178,7 +187,7 @@ func (r *Report) Passed() bool {
 // Finish fills the summary from the pods.
 func (r *Report) Finish() {
 	s := &r.Summary
-	s.Pods, s.Kept, s.Changed, s.Mispredicted, s.SlowRuns, s.KubeletExits = len(r.Pods), 0, 0, 0, 0, 0
+	s.Pods, s.Kept, s.Changed, s.Mispredicted, s.Untested, s.SlowRuns, s.KubeletExits = len(r.Pods), 0, 0, 0, 0, 0, 0
 	r.NotReadyBoundSeconds = NotReadyBound.Seconds()
 	for _, n := range r.Nodes {
 		for _, k := range n.Readiness {
@@ -194,8 +203,11 @@ func (r *Report) Finish() {
 		} else {
 			s.Changed++
 		}
-		if !p.PredictionHeld() {
+		if p.Mispredicted() {
 			s.Mispredicted++
+		}
+		if p.Untested != "" {
+			s.Untested++
 		}
 	}
 }
@@ -235,11 +247,15 @@ func (r *Report) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tPOD\tNODE\tOUTCOME\tPREDICTED\tRESTARTS\tNOT READY\tDETAIL")
 	for _, p := range r.Pods {
-		mark := ""
-		if !p.PredictionHeld() {
+		mark, detail := "", p.Detail
+		switch {
+		case p.Untested != "":
+			mark = " (untested)"
+			detail = strings.TrimPrefix(detail+"; "+p.Untested, "; ")
+		case !p.PredictionHeld():
 			mark = " (MISPREDICTED)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%d\t%.0fs\t%s\n", p.Namespace, p.Name, p.Node, p.Outcome, p.Predicted, mark, p.Restarts, p.NotReadySeconds, p.Detail)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\t%d\t%.0fs\t%s\n", p.Namespace, p.Name, p.Node, p.Outcome, p.Predicted, mark, p.Restarts, p.NotReadySeconds, detail)
 	}
 	tw.Flush()
 	s := r.Summary
@@ -251,8 +267,12 @@ func (r *Report) WriteTable(w io.Writer) {
 	if s.APIErrors > 0 {
 		apiErrors = fmt.Sprintf("; %d API reads failed (readiness not sampled then)", s.APIErrors)
 	}
-	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted; %.0f pod-seconds not Ready; %d of %d requests failed%s; %d kubelet runs not Ready within %.0fs, %d kubelet exits\n",
-		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, s.NotReadySeconds, s.FailedRequests, s.Requests, apiErrors, s.SlowRuns, NotReadyBound.Seconds(), s.KubeletExits)
+	untested := ""
+	if s.Untested > 0 {
+		untested = fmt.Sprintf(" (%d predictions untested: the walk stopped first)", s.Untested)
+	}
+	fmt.Fprintf(w, "%s: %d pods, %d kept, %d changed, %d mispredicted%s; %.0f pod-seconds not Ready; %d of %d requests failed%s; %d kubelet runs not Ready within %.0fs, %d kubelet exits\n",
+		verdict, s.Pods, s.Kept, s.Changed, s.Mispredicted, untested, s.NotReadySeconds, s.FailedRequests, s.Requests, apiErrors, s.SlowRuns, NotReadyBound.Seconds(), s.KubeletExits)
 }
 
 // JUnit: one test case per pod, plus readiness and requests.
@@ -292,7 +312,7 @@ func (r *Report) WriteJUnit(path string) error {
 		switch {
 		case p.Outcome != Kept && p.Outcome != Restarted:
 			fail = fmt.Sprintf("%s (predicted %s): %s", p.Outcome, p.Predicted, p.Detail)
-		case !p.PredictionHeld():
+		case p.Mispredicted():
 			fail = fmt.Sprintf("%s, but the preflight predicted %s", p.Outcome, p.Predicted)
 		}
 		add(fmt.Sprintf("%s %s: pod %s/%s on %s is kept", r.Variant, r.To, p.Namespace, p.Name, p.Node), fail)

@@ -54,3 +54,36 @@ func TestPassedNeedsReadyNodes(t *testing.T) {
 		}
 	}
 }
+
+// A pod whose node never ran TO (the walk stopped at a kubelet exit) keeps
+// the prediction made for TO, which is then neither held nor failed:
+// untested, counted and shown as such, never a misprediction; the run
+// still fails on the exit. A tested pod's miss still counts.
+func TestUntestedPredictions(t *testing.T) {
+	r := &Report{
+		Nodes: []NodeReport{{Name: "node-1", KubeletExits: []KubeletExit{{Kubelet: "1.21.14/vanilla"}}}},
+		Pods: []PodReport{
+			{Name: "static-web-node-1", Node: "node-1", Outcome: Kept, Predicted: Replaced, Untested: "prediction untested: node node-1 never ran kubelet 1.21.14/vanilla to Ready"},
+			{Name: "web", Node: "node-2", Outcome: Kept, Predicted: Kept, Untested: "prediction untested: the walk stopped before node node-2's switch"},
+		},
+	}
+	r.Finish()
+	if r.Summary.Mispredicted != 0 || r.Summary.Untested != 2 || r.Passed() {
+		t.Errorf("summary %+v, passed %v: want 0 mispredicted, 2 untested, failed (the exit)", r.Summary, r.Passed())
+	}
+	var b strings.Builder
+	r.WriteTable(&b)
+	for _, want := range []string{"replaced (untested)", "never ran kubelet 1.21.14/vanilla to Ready", "0 mispredicted (2 predictions untested"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "MISPREDICTED") {
+		t.Errorf("an untested prediction shown as a miss:\n%s", b.String())
+	}
+	r.Pods[0].Untested = ""
+	r.Finish()
+	if r.Summary.Mispredicted != 1 {
+		t.Errorf("a tested miss: mispredicted %d, want 1", r.Summary.Mispredicted)
+	}
+}

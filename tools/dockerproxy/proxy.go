@@ -231,6 +231,12 @@ func Start(listenSocket, upstreamSocket string, opts ...Option) (*Proxy, error) 
 	if err != nil {
 		return nil, fmt.Errorf("dockerproxy: %w", err)
 	}
+	// The proxy speaks for a root dockerd: its owner and group only, as
+	// dockerd's own socket, whatever the umask.
+	if err := os.Chmod(listenSocket, 0o660); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("dockerproxy: %w", err)
+	}
 	p.ln = ln
 
 	p.ctx, p.cancel = context.WithCancel(context.Background())

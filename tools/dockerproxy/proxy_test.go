@@ -545,6 +545,10 @@ func TestStaleSocketReplaced(t *testing.T) {
 	}
 	defer p2.Close()
 	mustGet(t, clientFor(sock), "/_ping", "OK")
+	// Owner and group only (it speaks for a root dockerd), whatever the umask.
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Errorf("socket mode %v (%v), want 0660", fi.Mode().Perm(), err)
+	}
 	if _, err := Start(filepath.Join(dir, "x.sock"), filepath.Join(dir, "missing.sock")); err == nil {
 		t.Error("Start with a missing upstream succeeded")
 	}

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
 )
@@ -216,7 +217,7 @@ func (cp *ControlPlane) daemons() []daemon {
 	// authorizing by the API server, as kubeadm runs them; /healthz is
 	// among their always-allowed paths.
 	health := func(name string, port int) ([]string, string) {
-		switch m := minor(cp.Release); {
+		switch m := cp.minor(); {
 		case m >= 22:
 			return []string{
 				"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
@@ -234,7 +235,7 @@ func (cp *ControlPlane) daemons() []daemon {
 	// From 1.20 the API server issues bound service account tokens and
 	// requires their issuer and signing key.
 	var saIssuer []string
-	if minor(cp.Release) >= 20 {
+	if cp.minor() >= 20 {
 		saIssuer = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
 	}
 	return []daemon{{
@@ -299,11 +300,10 @@ func (cp *ControlPlane) daemons() []daemon {
 	}}
 }
 
-// minor is release's minor version (9 for "1.9.11"); 0 when unknown.
-func minor(release string) int {
-	var maj, min int
-	fmt.Sscanf(release, "%d.%d", &maj, &min)
-	return min
+// minor is the binaries' minor version (9 for 1.9.11).
+func (cp *ControlPlane) minor() int {
+	v, _ := matrix.ParseVersion(cp.Release)
+	return v.Minor
 }
 
 func (cp *ControlPlane) pidFile(name string) string {

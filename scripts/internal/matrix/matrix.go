@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -290,6 +291,34 @@ func (r *Release) MajorMinor() (major, minor string) {
 	major, rest, _ := strings.Cut(r.Release, ".")
 	minor, _, _ = strings.Cut(rest, ".")
 	return major, minor
+}
+
+// Version is a release's numbers: 1.23.17 is {1, 23, 17}.
+type Version struct{ Major, Minor, Patch int }
+
+// ParseVersion reads a release's numbers ("1.23.17"; a leading "v" and a
+// missing patch are taken): the one parser of release numbers.
+func ParseVersion(s string) (Version, error) {
+	parts := strings.Split(strings.TrimPrefix(s, "v"), ".")
+	var v Version
+	nums := []*int{&v.Major, &v.Minor, &v.Patch}
+	if len(parts) < 2 || len(parts) > len(nums) {
+		return Version{}, fmt.Errorf("release %q: want <major>.<minor>[.<patch>]", s)
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 || p != strconv.Itoa(n) {
+			return Version{}, fmt.Errorf("release %q: %q is not a number", s, p)
+		}
+		*nums[i] = n
+	}
+	return v, nil
+}
+
+// Version is the release's numbers (Load refuses a release that has none).
+func (r *Release) Version() Version {
+	v, _ := ParseVersion(r.Release)
+	return v
 }
 
 // Minor is the release's minor line, e.g. "1.9" (as hashBaseline names one).

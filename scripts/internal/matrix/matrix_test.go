@@ -217,3 +217,21 @@ func TestPackageRevision(t *testing.T) {
 		t.Errorf("revision 2: %s (first %s)", got, first)
 	}
 }
+
+// ParseVersion is the one reader of release numbers: what it takes and
+// what it refuses.
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]Version{"1.23.17": {1, 23, 17}, "v1.9.11": {1, 9, 11}, "1.18": {1, 18, 0}} {
+		if got, err := ParseVersion(in); err != nil || got != want {
+			t.Errorf("ParseVersion(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "1", "1.x.2", "1.2.3.4", "1.-2.0", "1.02.3", "1.2.3-rc.1"} {
+		if v, err := ParseVersion(bad); err == nil {
+			t.Errorf("ParseVersion(%q) = %v, want an error", bad, v)
+		}
+	}
+	if v := (&Release{Release: "1.23.17"}).Version(); v.Minor != 23 || v.Patch != 17 {
+		t.Errorf("Version() = %v", v)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/tools/docker"
 )
 
@@ -115,15 +116,11 @@ func HostHasSwap() bool {
 }
 
 func minorOf(release string) (int, error) {
-	parts := strings.Split(strings.TrimPrefix(release, "v"), ".")
-	if len(parts) < 2 || parts[0] != "1" {
-		return 0, fmt.Errorf("release %q: want 1.<minor>[.<patch>]", release)
+	v, err := matrix.ParseVersion(release)
+	if err == nil && v.Major != 1 {
+		err = fmt.Errorf("release %q: want 1.<minor>[.<patch>]", release)
 	}
-	m, err := strconv.Atoi(parts[1])
-	if err != nil {
-		return 0, fmt.Errorf("release %q: %w", release, err)
-	}
-	return m, nil
+	return v.Minor, err
 }
 
 // Kubelet is a kubelet to run on a node.

@@ -138,5 +138,5 @@ func (c *Crosscheck) jsonEra(ctx context.Context, dir string) error {
 // afterMinor says whether the 1.N minor since is newer than r's.
 func afterMinor(since string, r *matrix.Release) bool {
 	s, _ := strconv.Atoi(strings.TrimPrefix(since, "1."))
-	return s > minor(r)
+	return s > r.Version().Minor
 }

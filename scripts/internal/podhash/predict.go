@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/gomod"
@@ -25,18 +24,11 @@ const legacySchemas = "overlay/legacy-types/pkg/kubelet/legacytypes"
 // diff between two releases' Container graphs predicts another hash.
 type hashPrediction map[string]bool
 
-// minor is r's 1.N minor number.
-func minor(r *matrix.Release) int {
-	_, m := r.MajorMinor()
-	n, _ := strconv.Atoi(m)
-	return n
-}
-
 // jsonHash says whether r's kubelet hashes a container's JSON (from 1.16,
 // kubernetes#57741) rather than its go-spew dump.
 func jsonHash(r *matrix.Release) bool {
-	major, _ := r.MajorMinor()
-	return major == "1" && minor(r) >= 16
+	v := r.Version()
+	return v.Major == 1 && v.Minor >= 16
 }
 
 // graph is r's Container graph, generated once per run (a modules-era

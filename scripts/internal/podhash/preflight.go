@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"kubelet-toolchain/scripts/internal/matrix"
 )
 
 // Row is one container of a preflight report.
@@ -130,9 +132,8 @@ const OrphanExit = "no PodsandBox found with Id"
 // kubelet on it until kubernetes#108325 (1.24; 1.23.14 by #113354). The
 // patched 1.18..1.22 carry the tolerant map (container-map-orphan).
 func orphanExits(release string) bool {
-	var major, minor, patch int
-	fmt.Sscanf(release, "%d.%d.%d", &major, &minor, &patch)
-	return major == 1 && (minor >= 18 && minor <= 22 || minor == 23 && patch < 14)
+	v, _ := matrix.ParseVersion(release)
+	return v.Major == 1 && (v.Minor >= 18 && v.Minor <= 22 || v.Minor == 23 && v.Patch < 14)
 }
 
 func orphanVerdict(release, sandbox string, exits bool) string {

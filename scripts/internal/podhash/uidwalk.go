@@ -24,7 +24,7 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 	var rs []*matrix.Release
 	for i := range c.Matrix.Releases {
 		r := &c.Matrix.Releases[i]
-		if m := minor(r); r.StandIn == "" && jsonHash(r) && m >= uidWindow[0] && m <= uidWindow[1] {
+		if m := r.Version().Minor; r.StandIn == "" && jsonHash(r) && m >= uidWindow[0] && m <= uidWindow[1] {
 			rs = append(rs, r)
 		}
 	}

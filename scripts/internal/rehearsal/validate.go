@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -38,7 +37,7 @@ func CheckNodes(n int) error {
 func CheckSkew(what string, kubelet, controlPlane *matrix.Release) error {
 	kMaj, _ := kubelet.MajorMinor()
 	cMaj, _ := controlPlane.MajorMinor()
-	k, c := minorOf(kubelet), minorOf(controlPlane)
+	k, c := kubelet.Version().Minor, controlPlane.Version().Minor
 	if kMaj != cMaj || k > c || k < c-Skew {
 		return fmt.Errorf("%s=%s: the rehearsal's control plane is %s, which supports kubelets %s.%d to %s.%d (not newer than the API server, at most %d minors older)",
 			what, kubelet.Release, controlPlane.Release, cMaj, c-Skew, cMaj, c, Skew)
@@ -57,7 +56,7 @@ func ControlPlaneFor(m *matrix.Matrix, kubelets map[string]*matrix.Release) (*ma
 			cps = append(cps, &m.Releases[i])
 		}
 	}
-	sort.Slice(cps, func(i, j int) bool { return minorOf(cps[i]) > minorOf(cps[j]) })
+	sort.Slice(cps, func(i, j int) bool { return cps[i].Version().Minor > cps[j].Version().Minor })
 	var names, offers []string
 	for what, k := range kubelets {
 		names = append(names, what+"="+k.Release)
@@ -72,17 +71,10 @@ func ControlPlaneFor(m *matrix.Matrix, kubelets map[string]*matrix.Release) (*ma
 			return cp, nil
 		}
 		maj, _ := cp.MajorMinor()
-		offers = append(offers, fmt.Sprintf("%s (kubelets %s.%d to %s.%d)", cp.Release, maj, minorOf(cp)-Skew, maj, minorOf(cp)))
+		offers = append(offers, fmt.Sprintf("%s (kubelets %s.%d to %s.%d)", cp.Release, maj, cp.Version().Minor-Skew, maj, cp.Version().Minor))
 	}
 	return nil, fmt.Errorf("%s: no rehearsal control plane supports %s (a kubelet never newer than the API server, at most %d minors older); the control planes: %s",
 		strings.Join(names, " "), map[bool]string{true: "it", false: "both"}[len(kubelets) == 1], Skew, strings.Join(offers, ", "))
-}
-
-func minorOf(r *matrix.Release) int {
-	_, minor := r.MajorMinor()
-	var n int
-	fmt.Sscan(minor, &n)
-	return n
 }
 
 // removedAPIs are the group/versions API servers stopped serving for a
@@ -117,8 +109,7 @@ func notServed(apiVersion, kind string, cp *matrix.Release) string {
 	if cp == nil {
 		return ""
 	}
-	_, minorStr := cp.MajorMinor()
-	minor, _ := strconv.Atoi(minorStr)
+	minor := cp.Version().Minor
 	for _, r := range removedAPIs {
 		if r.groupVersion == apiVersion && minor >= r.minor && slices.Contains(r.kinds, kind) {
 			return r.use

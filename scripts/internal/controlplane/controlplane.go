@@ -211,16 +211,17 @@ func (cp *ControlPlane) daemons() []daemon {
 	// 1.9 has no --secure-port yet). From 1.12 they also serve HTTPS, by
 	// default on every address at fixed ports (10257, 10259): off, as two
 	// instances would collide there. 1.22's controller manager and 1.23's
-	// scheduler serve no plain HTTP (--port "has no effect"; 1.23's
-	// scheduler takes only 0), so from 1.22 both serve health over TLS
-	// only, with certificates from the cluster CA, authenticating and
-	// authorizing by the API server, as kubeadm runs them; /healthz is
-	// among their always-allowed paths.
+	// scheduler serve no plain HTTP (--port "has no effect" and takes only
+	// 0), so from 1.22 both serve health over TLS only, with certificates
+	// from the cluster CA, authenticating and authorizing by the API
+	// server, as kubeadm runs them; /healthz is among their always-allowed
+	// paths. --port=0 still: 1.22's scheduler would otherwise serve plain
+	// HTTP on every address at 10251.
 	health := func(name string, port int) ([]string, string) {
 		switch m := cp.minor(); {
 		case m >= 22:
 			return []string{
-				"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+				"--port=0", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
 				"--tls-cert-file=" + p(name+"-serving.crt"), "--tls-private-key-file=" + p(name+"-serving.key"),
 				"--authentication-kubeconfig=" + p(name+".kubeconfig"), "--authorization-kubeconfig=" + p(name+".kubeconfig"),
 			}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,7 +152,7 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			rep.WriteTable(s.Out)
 			fmt.Fprintf(s.Err, "report: %s\n", l.Report())
 			if !rep.Passed() {
-				return &ExitError{Code: 1, Err: errors.New("the rehearsal found pods that did not survive the switch as predicted (see the report)")}
+				return &ExitError{Code: 1, Err: fmt.Errorf("the rehearsal failed: %s (see the report)", strings.Join(rep.Failures(), "; "))}
 			}
 			return nil
 		},

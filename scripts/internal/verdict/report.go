@@ -174,14 +174,28 @@ func (p PodReport) Mispredicted() bool { return p.Untested == "" && !p.Predictio
 // Passed: every pod kept (or restarted by itself), every prediction held,
 // no request failed, every node Ready within NotReadyBound of each kubelet
 // start, no kubelet exited.
-func (r *Report) Passed() bool {
+func (r *Report) Passed() bool { return len(r.Failures()) == 0 }
+
+// Failures says, one item per kind, why the rehearsal did not pass.
+func (r *Report) Failures() []string {
 	s := r.Summary
-	for _, f := range r.Faults {
-		if !f.PredictionHeld {
-			return false
+	var out []string
+	add := func(n int, what string) {
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", n, what))
 		}
 	}
-	return s.Changed == 0 && s.Mispredicted == 0 && s.FailedRequests == 0 && s.SlowRuns == 0 && s.KubeletExits == 0
+	add(s.Changed, "pods changed")
+	add(s.Mispredicted, "pods not as predicted")
+	add(s.FailedRequests, "requests failed")
+	add(s.SlowRuns, fmt.Sprintf("kubelet runs not Ready within %.0fs", NotReadyBound.Seconds()))
+	add(s.KubeletExits, "kubelet exits")
+	for _, f := range r.Faults {
+		if !f.PredictionHeld {
+			out = append(out, fmt.Sprintf("fault %s on node %s: the preflight's prediction did not hold", f.Kind, f.Node))
+		}
+	}
+	return out
 }
 
 // Finish fills the summary from the pods.

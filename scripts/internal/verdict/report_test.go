@@ -36,8 +36,8 @@ func TestPassedNeedsReadyNodes(t *testing.T) {
 		r := ok()
 		spoil(r)
 		r.Finish()
-		if r.Passed() {
-			t.Errorf("%s: passed, summary %+v", name, r.Summary)
+		if r.Passed() || len(r.Failures()) != 1 {
+			t.Errorf("%s: passed %v, failures %q, summary %+v", name, r.Passed(), r.Failures(), r.Summary)
 		}
 	}
 	r = ok()

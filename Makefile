@@ -77,7 +77,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the 1.9.11 control plane and e2e_node.test too), in-tree tests of the fixes, TLS handshakes
+test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the control planes and e2e_node.test too), in-tree tests of the fixes, 1.9.11's signed repositories checked with dnf and apt, TLS handshakes
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
@@ -97,6 +97,8 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 	cps=$$($(CLI) releases --control-planes) && for v in $$cps; do $(MAKE) --no-print-directory control-plane VERSION=$$v && \
 	  $(MAKE) --no-print-directory check-control-plane VERSION=$$v || exit 1; done
 	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
+	$(MAKE) --no-print-directory repo VERSIONS=1.9.11
+	$(MAKE) --no-print-directory check-repo VERSIONS=1.9.11
 	e2e/run.sh tls
 	$(MAKE) --no-print-directory verify-checksums
 	$(CLI) machine check $(OUTPUT)/machine/test.json
@@ -207,6 +209,23 @@ package: $(TOOLCHAIN) ## Release artifacts (tarballs, SBOM, .deb, spec, SRPM, RP
 check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuilds from the source tarball and the SRPM (same sha256), SBOM, .deb and RPM installed in scratch roots, Debian source = built tree
 	@scripts/prereqs.sh
 	@$(CLI) check-package --release "$(VERSION)" --variant "$(VARIANT)"
+
+# make repo: which releases (default: every release built here), the
+# signing key (a key id or a secret key file; default: a throwaway key)
+# and where the repository will be served (default: file:// of it).
+VERSIONS ?=
+GPG_KEY ?=
+REPO_URL ?=
+
+.PHONY: repo
+repo: $(TOOLCHAIN) ## Signed yum and apt repositories of releases' packages (both variants) in _output/repo/, packaging what is not packaged: make repo [VERSIONS="1.9.11 1.18.6"] [GPG_KEY=<key id or file>] [REPO_URL=https://...]
+	@scripts/prereqs.sh
+	@$(CLI) repo --releases "$(VERSIONS)" --gpg-key "$(GPG_KEY)" --url "$(REPO_URL)"
+
+.PHONY: check-repo
+check-repo: $(TOOLCHAIN) ## Install from _output/repo/ with dnf and apt into scratch roots, tampered copies refused, upgrade from the previous package revision (built from its commit): make check-repo [VERSIONS=...]
+	@scripts/prereqs.sh
+	@$(CLI) check-repo --releases "$(VERSIONS)"
 
 .PHONY: export-patches
 export-patches: $(TOOLCHAIN) ## Write a release's series as quilt patches: make export-patches VERSION=1.9.11 OUT=<dir> [VARIANT=...]

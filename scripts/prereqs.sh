@@ -3,7 +3,8 @@
 # gcc and libc headers, npm (the C toolchain cgo builds use), git (git apply),
 # and for packaging: patch and diff (quilt export and source package checks),
 # dpkg-deb and xz (the .deb), rpmbuild and rpm (the SRPM and RPM),
-# dpkg-source (the Debian source package), and Debian's docker client (the
+# dpkg-source (the Debian source package), gnupg, createrepo-c and
+# apt-utils (make repo) and dnf (make check-repo), and Debian's docker client (the
 # preflight's node mode, the e2e, the rehearsal).
 set -euo pipefail
 missing=()
@@ -16,6 +17,10 @@ command -v dpkg-deb >/dev/null || missing+=(dpkg)
 command -v xz >/dev/null || missing+=(xz-utils)
 command -v rpmbuild >/dev/null || missing+=(rpm)
 command -v dpkg-source >/dev/null || missing+=(dpkg-dev)
+command -v gpg >/dev/null || missing+=(gnupg) # make repo: signs the packages and the repositories' metadata
+command -v createrepo_c >/dev/null || missing+=(createrepo-c) # make repo: the yum repository's metadata
+command -v apt-ftparchive >/dev/null || missing+=(apt-utils) # make repo: the apt repository's indices
+command -v dnf >/dev/null || missing+=(dnf) # make check-repo: the yum client that installs from the repository
 [ -x /usr/bin/docker ] || missing+=(docker.io) # the docker CLI: how the toolchain reads any engine
 dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static) # the conformance images FROM busybox
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -16,31 +17,37 @@ func newPackageCmd(s Streams, g *globals) *cobra.Command {
 		Use:   "package",
 		Short: "Build (or reuse) the kubelet and write its release artifacts to _output/<release>/dist/",
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			built, err := buildKubelet(cmd.Context(), s, g, f)
-			if err != nil {
-				return err
-			}
-			m, r, v, err := f.resolve(g)
-			if err != nil {
-				return err
-			}
-			start := time.Now()
-			fmt.Fprintf(s.Err, "==> package: %s %s\n", r.Release, v)
-			res, err := dist.Package(cmd.Context(), dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256["kubelet"], Log: s.Err})
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(m.Root, res.Dir)
-			fmt.Fprintf(s.Out, "%s: kubelet %s (%d dependency modules, %d patches) in %s\n", rel, res.Version, res.Modules, res.Patches, time.Since(start).Round(100*time.Millisecond))
-			for _, a := range res.Artifacts {
-				fmt.Fprintf(s.Out, "  %s  %8.1f MiB  %s\n", a.SHA256, float64(a.Size)/(1<<20), a.Name)
-			}
-			fmt.Fprintf(s.Out, "  (sums in %s/%s)\n", rel, dist.SumsFile)
-			return nil
+			return runPackage(cmd.Context(), s, g, f)
 		},
 	}
 	f.register(cmd.Flags(), "release to package")
 	return cmd
+}
+
+// runPackage builds (or reuses) the kubelet and writes its release
+// artifacts.
+func runPackage(ctx context.Context, s Streams, g *globals, f *kubeletFlags) error {
+	built, err := buildKubelet(ctx, s, g, f)
+	if err != nil {
+		return err
+	}
+	m, r, v, err := f.resolve(g)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	fmt.Fprintf(s.Err, "==> package: %s %s\n", r.Release, v)
+	res, err := dist.Package(ctx, dist.Options{Matrix: m, Release: r, Variant: v, SHA256: built.SHA256["kubelet"], Log: s.Err})
+	if err != nil {
+		return err
+	}
+	rel, _ := filepath.Rel(m.Root, res.Dir)
+	fmt.Fprintf(s.Out, "%s: kubelet %s (%d dependency modules, %d patches) in %s\n", rel, res.Version, res.Modules, res.Patches, time.Since(start).Round(100*time.Millisecond))
+	for _, a := range res.Artifacts {
+		fmt.Fprintf(s.Out, "  %s  %8.1f MiB  %s\n", a.SHA256, float64(a.Size)/(1<<20), a.Name)
+	}
+	fmt.Fprintf(s.Out, "  (sums in %s/%s)\n", rel, dist.SumsFile)
+	return nil
 }
 
 type checkPackageFlags struct {

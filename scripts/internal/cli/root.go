@@ -87,6 +87,8 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newPackageCmd(s, g),
 		newCheckPackageCmd(s, g),
 		newExportPatchesCmd(s, g),
+		newRepoCmd(s, g),
+		newCheckRepoCmd(s, g),
 		newRehearsalCmd(s, g),
 		newMachineCmd(s, g),
 		newCleanCmd(s, g),

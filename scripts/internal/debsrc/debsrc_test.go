@@ -38,13 +38,11 @@ diff --git a/cmd/kubelet/main.go b/cmd/kubelet/main.go
 `
 
 func set(t *testing.T) *quilt.Set {
-	added, err := quilt.AddedFilePatch("pkg/new/new.go", []byte("package new\n"), "A <a@b>", "Fri, 28 Sep 2018 21:35:22 +0000", "k19-fixes")
-	if err != nil {
-		t.Fatal(err)
-	}
+	added := "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nSubject: [PATCH] k19-fixes: add package new\n\n---\n" +
+		"diff --git a/pkg/new/new.go b/pkg/new/new.go\nnew file mode 100644\n--- /dev/null\n+++ b/pkg/new/new.go\n@@ -0,0 +1 @@\n+package new\n"
 	return &quilt.Set{Release: "1.9.11", Variant: matrix.Patched, Series: []string{"k19-build", "k19-fixes"}, Patches: []quilt.Patch{
 		{Series: "k19-build", Name: "k19-build/0001-say-patched.patch", Data: []byte(changeGo)},
-		{Series: "k19-fixes", Name: "k19-fixes/0001-add-pkg-new-new.go.patch", Data: added},
+		{Series: "k19-fixes", Name: "k19-fixes/0001-add-pkg-new-new.go.patch", Data: []byte(added)},
 	}}
 }
 
@@ -95,7 +93,7 @@ func TestDebianFiles(t *testing.T) {
 			"install -D -m 0755 _build/kubelet debian/kubelet/usr/bin/kubelet\n"},
 		"debian/changelog": {"kubelet (1.9.11+k19-fixes) unstable; urgency=medium\n",
 			"  * k19-build (Go compatibility fixes):\n    - 0001 kubelet: say patched\n",
-			"  * k19-fixes (production fixes):\n    - 0001 add pkg/new/new.go\n",
+			"  * k19-fixes (production fixes):\n    - 0001 add package new\n",
 			"\n -- Kubelet Toolchain <toolchain@kubelet-toolchain.invalid>  Fri, 28 Sep 2018 21:35:22 +0000\n"},
 		"debian/kubelet.service":                          {"EnvironmentFile=-/etc/default/kubelet\n"},
 		"debian/kubelet.default":                          {"KUBELET_ARGS=\"\"\n"},

@@ -145,6 +145,10 @@ type PackageRevision struct {
 	Date time.Time `json:"date"`
 	// Changes says what the kubelet does differently, for the changelog.
 	Changes string `json:"changes"`
+	// Previous is the commit of this repository that made the packages
+	// this revision replaces; make check-repo builds them from it to
+	// upgrade from.
+	Previous string `json:"previous,omitempty"`
 }
 
 // Series names the patch series applied for each variant.
@@ -275,6 +279,19 @@ func (r *Release) PackageVersion(v Variant) string {
 		return fmt.Sprintf("%s.%d", r.FirstPackageVersion(v), pr.Number)
 	}
 	return r.FirstPackageVersion(v)
+}
+
+// PreviousPackageVersion is the version of the packages the current
+// revision replaces ("" without a revision).
+func (r *Release) PreviousPackageVersion(v Variant) string {
+	pr := r.PackageRevision
+	switch {
+	case pr == nil:
+		return ""
+	case pr.Number == 2:
+		return r.FirstPackageVersion(v)
+	}
+	return fmt.Sprintf("%s.%d", r.FirstPackageVersion(v), pr.Number-1)
 }
 
 // FirstPackageVersion is the package version before any package revision:
@@ -563,6 +580,9 @@ func (r *Release) validate(root string) error {
 	}
 	if pr := r.PackageRevision; pr != nil && (pr.Number < 2 || pr.Date.IsZero() || strings.TrimSpace(pr.Changes) == "") {
 		return fieldError("packageRevision", "needs number >= 2 (the first packages have none), date and changes")
+	}
+	if pr := r.PackageRevision; pr != nil && pr.Previous != "" && !commitRE.MatchString(pr.Previous) {
+		return fieldError("packageRevision.previous", "%q is not a full commit id (40 hex digits)", pr.Previous)
 	}
 	if r.PauseImage == "" {
 		return fieldError("pauseImage", "missing")

@@ -216,6 +216,33 @@ func TestPackageRevision(t *testing.T) {
 	if got, first := r.PackageVersion(Patched), r.FirstPackageVersion(Patched); got != "1.9.11+k19-fixes.2" || first != "1.9.11+k19-fixes" {
 		t.Errorf("revision 2: %s (first %s)", got, first)
 	}
+	// The packages a revision replaces: the first ones, then the one before.
+	if prev := r.PreviousPackageVersion(Patched); prev != "1.9.11+k19-fixes" {
+		t.Errorf("revision 2 replaces %s", prev)
+	}
+	r.PackageRevision.Number = 4
+	if prev := r.PreviousPackageVersion(Vanilla); prev != "1.9.11+k19-build.3" {
+		t.Errorf("revision 4 replaces %s", prev)
+	}
+	if prev := (&Release{Release: "1.9.11"}).PreviousPackageVersion(Patched); prev != "" {
+		t.Errorf("no revision replaces %q", prev)
+	}
+}
+
+// packageRevision.previous is a full commit id (make check-repo builds
+// from it).
+func TestPackageRevisionPrevious(t *testing.T) {
+	m, err := Load(filepath.Join("..", "..", "..", "versions.yaml"), filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := m.Lookup("1.9.11")
+	pr := *r.PackageRevision
+	r.PackageRevision = &pr
+	pr.Previous = "8f5483f"
+	if err := r.validate(m.Root); err == nil || !strings.Contains(err.Error(), "packageRevision.previous") {
+		t.Errorf("a short commit id accepted: %v", err)
+	}
 }
 
 // ParseVersion is the one reader of release numbers: what it takes and

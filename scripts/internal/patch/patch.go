@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,6 +25,10 @@ type Series struct {
 	Patches []string
 	// Overlay is the overlay/<name> directory, or "" when there is none.
 	Overlay string
+	// Header is overlay/<name>.header, the commit message of the one
+	// patch the overlay exports as (see OverlayHeader); "" without an
+	// overlay.
+	Header string
 }
 
 var patchName = regexp.MustCompile(`^[0-9]{4}-[A-Za-z0-9][A-Za-z0-9._-]*\.patch$`)
@@ -53,6 +58,7 @@ func Load(root, name string) (*Series, error) {
 	sort.Strings(s.Patches)
 	if fi, err := os.Stat(filepath.Join(root, "overlay", name)); err == nil && fi.IsDir() {
 		s.Overlay = filepath.Join(root, "overlay", name)
+		s.Header = s.Overlay + ".header"
 	}
 	if len(s.Patches) == 0 && s.Overlay == "" && !readme {
 		return nil, fmt.Errorf("series %s: neither patches/%s nor overlay/%s exists", name, name, name)
@@ -108,16 +114,48 @@ func (s *Series) CheckHeaders() error {
 		}
 		// The header is everything before the diffstat separator.
 		header, _, _ := strings.Cut(string(data), "\n---\n")
-		for _, sec := range HeaderSections {
-			if !strings.Contains("\n"+header, "\n"+sec) {
-				problems = append(problems, fmt.Sprintf("%s: no %q section", p, sec))
-			}
+		problems = append(problems, missingSections(p, header)...)
+	}
+	if s.Overlay != "" {
+		if _, _, err := s.OverlayHeader(); err != nil {
+			problems = append(problems, err.Error())
 		}
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("patch headers incomplete:\n  %s", strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+func missingSections(file, header string) []string {
+	var out []string
+	for _, sec := range HeaderSections {
+		if !strings.Contains("\n"+header, "\n"+sec) {
+			out = append(out, fmt.Sprintf("%s: no %q section", file, sec))
+		}
+	}
+	return out
+}
+
+// OverlayHeader reads the overlay's header file: its first line is the
+// subject (what the files add), then a blank line and the body with the
+// sections every patch carries. An overlay exports as one patch (package
+// quilt), so a packager reads one message for its files, not one per file.
+func (s *Series) OverlayHeader() (subject, body string, err error) {
+	data, err := os.ReadFile(s.Header)
+	if err != nil {
+		return "", "", fmt.Errorf("series %s: overlay/%s needs its header %s (a subject line, then %s): %w",
+			s.Name, s.Name, filepath.Base(s.Header), strings.Join(HeaderSections, ", "), err)
+	}
+	subject, body, _ = strings.Cut(strings.TrimSpace(string(data)), "\n")
+	subject, body = strings.TrimSpace(subject), strings.TrimSpace(body)
+	if subject == "" || slices.ContainsFunc(HeaderSections, func(sec string) bool { return strings.HasPrefix(subject, sec) }) {
+		return "", "", fmt.Errorf("%s: the first line must be the subject (what the overlay adds)", s.Header)
+	}
+	if missing := missingSections(s.Header, body); len(missing) > 0 {
+		return "", "", errors.New(strings.Join(missing, "; "))
+	}
+	return subject, body, nil
 }
 
 // Result says how a patch applied.

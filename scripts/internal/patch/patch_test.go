@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"kubelet-toolchain/scripts/internal/testfile"
 )
 
 const onePatch = `From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -156,20 +158,53 @@ func TestCheckHeaders(t *testing.T) {
 	}
 }
 
-// Every patch of the repository carries the full header.
-func TestRepositoryPatchHeaders(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
-	dirs, err := os.ReadDir(filepath.Join(root, "patches"))
+func TestOverlayHeader(t *testing.T) {
+	root := t.TempDir()
+	testfile.Write(t, filepath.Join(root, "overlay", "o", "pkg", "a.go"), "package a\n")
+	s, err := Load(root, "o")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range dirs {
-		s, err := Load(root, d.Name())
+	if err := s.CheckHeaders(); err == nil || !strings.Contains(err.Error(), "o.header") {
+		t.Fatalf("an overlay without its header accepted: %v", err)
+	}
+	testfile.Write(t, filepath.Join(root, "overlay", "o.header"), "add a\n\nWhat: a.\n\nWhy: b.\n\nUpstream: none.\n")
+	if err := s.CheckHeaders(); err == nil || !strings.Contains(err.Error(), `"Drop:"`) {
+		t.Fatalf("an overlay header without Drop: accepted: %v", err)
+	}
+	testfile.Write(t, filepath.Join(root, "overlay", "o.header"), "What: a.\n\nWhy: b.\n\nUpstream: none.\n\nDrop: never.\n")
+	if _, _, err := s.OverlayHeader(); err == nil || !strings.Contains(err.Error(), "subject") {
+		t.Fatalf("a header without a subject line accepted: %v", err)
+	}
+	testfile.Write(t, filepath.Join(root, "overlay", "o.header"), "add a\n\nWhat: a.\n\nWhy: b.\n\nUpstream: none.\n\nDrop: never.\n")
+	subject, body, err := s.OverlayHeader()
+	if err != nil || subject != "add a" || !strings.HasPrefix(body, "What: a.") || !strings.HasSuffix(body, "Drop: never.") {
+		t.Fatalf("OverlayHeader = %q, %q, %v", subject, body, err)
+	}
+}
+
+// Every patch of the repository, and every overlay's header, carries the
+// full header.
+func TestRepositoryPatchHeaders(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	seen := map[string]bool{}
+	for _, top := range []string{"patches", "overlay"} {
+		dirs, err := os.ReadDir(filepath.Join(root, top))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CheckHeaders(); err != nil {
-			t.Error(err)
+		for _, d := range dirs {
+			if !d.IsDir() || seen[d.Name()] {
+				continue
+			}
+			seen[d.Name()] = true
+			s, err := Load(root, d.Name())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.CheckHeaders(); err != nil {
+				t.Error(err)
+			}
 		}
 	}
 }

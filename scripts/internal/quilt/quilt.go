@@ -1,9 +1,10 @@
 // Package quilt exports the series a release+variant applies as a quilt
 // patch set (a `series` file plus the patches, -p1, in order), the form
-// debian/patches and rpm specs take. Overlay files, which the build copies
-// in whole, become one added-file patch each, numbered after the series'
-// own patches, so the exported set alone turns the pristine tree into the
-// built one.
+// debian/patches and rpm specs take: one patch per logical change. A
+// series' own patches are exported as they are; its overlay (files the
+// build copies in whole) becomes one added-files patch carrying the
+// overlay's header, numbered after the series' patches, so the exported
+// set alone turns the pristine tree into the built one.
 package quilt
 
 import (
@@ -104,60 +105,94 @@ func Export(root string, r *matrix.Release, v matrix.Variant) (*Set, error) {
 		if s.Overlay == "" {
 			continue
 		}
-		var files []string
-		err = filepath.WalkDir(s.Overlay, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			if !d.Type().IsRegular() {
-				return fmt.Errorf("%s: overlay entries must be regular files", p)
-			}
-			rel, _ := filepath.Rel(s.Overlay, p)
-			files = append(files, filepath.ToSlash(rel))
-			return nil
-		})
+		p, err := overlayPatch(s, last+1, from, date)
 		if err != nil {
 			return nil, err
 		}
-		// WalkDir visits in lexical order, so numbering is stable.
-		for _, rel := range files {
-			last++
-			data, err := os.ReadFile(filepath.Join(s.Overlay, filepath.FromSlash(rel)))
-			if err != nil {
-				return nil, err
-			}
-			body, err := AddedFilePatch(rel, data, from, date, name)
-			if err != nil {
-				return nil, fmt.Errorf("series %s: overlay %s: %w", name, rel, err)
-			}
-			base := fmt.Sprintf("%04d-add-%s.patch", last, strings.Trim(unsafeChars.ReplaceAllString(strings.ReplaceAll(rel, "/", "-"), "-"), "-"))
-			set.Patches = append(set.Patches, Patch{
-				Series: name, Name: name + "/" + base, Source: "overlay/" + name + "/" + rel,
-				Paths: []string{rel}, Overlay: true, Data: body,
-			})
-		}
+		set.Patches = append(set.Patches, *p)
 	}
 	return set, nil
 }
 
-// AddedFilePatch renders a git-style patch (also applied by patch -p1 and
-// quilt) that creates path with data.
-func AddedFilePatch(rel string, data []byte, from, date, series string) ([]byte, error) {
+// overlayPatch renders series s's overlay as one patch numbered n after
+// the series' own: the overlay's header (overlay/<series>.header) as its
+// message, then an added-file diff per file, in lexical order.
+func overlayPatch(s *patch.Series, n int, from, date string) (*Patch, error) {
+	subject, body, err := s.OverlayHeader()
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	err = filepath.WalkDir(s.Overlay, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if !d.Type().IsRegular() {
+			return fmt.Errorf("%s: overlay entries must be regular files", p)
+		}
+		rel, _ := filepath.Rel(s.Overlay, p)
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var diffs, stat strings.Builder
+	added := 0
+	for _, rel := range files {
+		data, err := os.ReadFile(filepath.Join(s.Overlay, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		diff, lines, err := addedFileDiff(rel, data)
+		if err != nil {
+			return nil, fmt.Errorf("series %s: overlay %s: %w", s.Name, rel, err)
+		}
+		diffs.Write(diff)
+		fmt.Fprintf(&stat, " %s | %d +\n", rel, lines)
+		added += lines
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n")
+	fmt.Fprintf(&b, "From: %s\nDate: %s\n", from, date)
+	fmt.Fprintf(&b, "Subject: [PATCH] %s: %s\n\n%s\n\n", s.Name, subject, body)
+	fmt.Fprintf(&b, "Files: new, from overlay/%s/ (the build copies them in whole).\n---\n", s.Name)
+	fmt.Fprintf(&b, "%s %d files changed, %d insertions(+)\n\n%s", stat.String(), len(files), added, diffs.String())
+	return &Patch{
+		Series: s.Name, Name: fmt.Sprintf("%s/%04d-%s.patch", s.Name, n, slug(subject)),
+		Source: "overlay/" + s.Name + "/", Paths: files, Overlay: true, Data: []byte(b.String()),
+	}, nil
+}
+
+// slug is a patch file name's subject part, as git format-patch makes it
+// (runs of other characters become one '-', at most 52 characters), cut
+// at a word's end.
+func slug(subject string) string {
+	out := strings.Trim(unsafeChars.ReplaceAllString(subject, "-"), "-.")
+	if len(out) > 52 {
+		out = out[:52]
+		if i := strings.LastIndexByte(out, '-'); i > 0 {
+			out = out[:i]
+		}
+		out = strings.TrimRight(out, "-.")
+	}
+	return out
+}
+
+// addedFileDiff renders the git-style diff (also applied by patch -p1 and
+// quilt) that creates rel with data, and its line count.
+func addedFileDiff(rel string, data []byte) ([]byte, int, error) {
 	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, errors.New("not a text file; a binary overlay cannot be a quilt patch")
+		return nil, 0, errors.New("not a text file; a binary overlay cannot be a quilt patch")
 	}
 	if len(data) == 0 {
-		return nil, errors.New("empty file; patch(1) cannot create it from a diff")
+		return nil, 0, errors.New("empty file; patch(1) cannot create it from a diff")
 	}
 	lines := strings.SplitAfter(string(data), "\n")
 	if lines[len(lines)-1] == "" {
 		lines = lines[:len(lines)-1]
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n")
-	fmt.Fprintf(&b, "From: %s\nDate: %s\n", from, date)
-	fmt.Fprintf(&b, "Subject: [PATCH] %s: add %s\n\n", series, rel)
-	fmt.Fprintf(&b, "New file from overlay/%s/%s.\nThe build copies overlay files in whole; as a patch this one travels\nwith the rest of the series.\n---\n", series, rel)
 	blob := sha1.Sum(append([]byte(fmt.Sprintf("blob %d\x00", len(data))), data...))
 	fmt.Fprintf(&b, "diff --git a/%s b/%s\nnew file mode 100644\nindex 0000000..%s\n--- /dev/null\n+++ b/%s\n", rel, rel, hex.EncodeToString(blob[:])[:7], rel)
 	if len(lines) == 1 {
@@ -171,7 +206,7 @@ func AddedFilePatch(rel string, data []byte, from, date, series string) ([]byte,
 	if !strings.HasSuffix(string(data), "\n") {
 		b.WriteString("\n\\ No newline at end of file\n")
 	}
-	return []byte(b.String()), nil
+	return []byte(b.String()), len(lines), nil
 }
 
 // SeriesFile renders the quilt series file.

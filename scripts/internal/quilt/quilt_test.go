@@ -43,6 +43,10 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "new", "new.go"), "package new\n\nconst X = 1\n")
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "vendor", "example.com", "m", "noeol.txt"), "no newline")
 	r := &matrix.Release{Release: "1.0.0", BuildDate: time.Unix(0, 0), Series: matrix.Series{Build: "x-build", Fixes: "x-fixes"}}
+	if _, err := Export(root, r, matrix.Patched); err == nil || !strings.Contains(err.Error(), "x-fixes.header") {
+		t.Fatalf("an overlay without its header exported: %v", err)
+	}
+	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes.header"), xHeader)
 	set, err := Export(root, r, matrix.Patched)
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +55,20 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 	for _, p := range set.Patches {
 		names = append(names, p.Name)
 	}
-	want := []string{"x-build/0001-change-a.patch", "x-fixes/0001-add-pkg-new-new.go.patch", "x-fixes/0002-add-vendor-example.com-m-noeol.txt.patch"}
+	// One patch per overlay, named for what it adds, not one per file.
+	want := []string{"x-build/0001-change-a.patch", "x-fixes/0001-add-package-new-and-a-file-without-a-newline.patch"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("patches %v, want %v", names, want)
 	}
-	if got := set.Patches[2].Paths; len(got) != 1 || got[0] != "vendor/example.com/m/noeol.txt" {
+	if got := strings.Join(set.Patches[1].Paths, " "); got != "pkg/new/new.go vendor/example.com/m/noeol.txt" {
 		t.Errorf("overlay patch paths %v", got)
+	}
+	// The overlay's header is the patch's message, with every section.
+	ov := string(set.Patches[1].Data)
+	for _, want := range []string{"Subject: [PATCH] x-fixes: add package new and a file without a newline\n", "\nWhat: package new.\n", "\nDrop: never.\n", "\n 2 files changed, 4 insertions(+)\n"} {
+		if !strings.Contains(ov, want) {
+			t.Errorf("overlay patch lacks %q:\n%s", want, ov)
+		}
 	}
 
 	// The build's way.
@@ -102,10 +114,21 @@ func TestExportAppliesLikeTheBuild(t *testing.T) {
 	}
 }
 
-func TestAddedFilePatchAppliesWithGit(t *testing.T) {
+const xHeader = `add package new and a file without a newline
+
+What: package new.
+
+Why: a test.
+
+Upstream: not applicable.
+
+Drop: never.
+`
+
+func TestAddedFileDiffAppliesWithGit(t *testing.T) {
 	testtool.Need(t, "git")
 	data := []byte("line\n")
-	p, err := AddedFilePatch("d/f.txt", data, "A <a@example.invalid>", "Sun, 1 Jan 2023 00:00:00 +0000", "s")
+	p, _, err := addedFileDiff("d/f.txt", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +143,7 @@ func TestAddedFilePatchAppliesWithGit(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(dir, "d", "f.txt")); !bytes.Equal(got, data) {
 		t.Errorf("git apply wrote %q", got)
 	}
-	if _, err := AddedFilePatch("bin", []byte{0, 1}, "", "", "s"); err == nil {
+	if _, _, err := addedFileDiff("bin", []byte{0, 1}); err == nil {
 		t.Error("binary file accepted")
 	}
 }
@@ -130,22 +153,42 @@ func TestSubject(t *testing.T) {
 	if got, want := p.Subject(), "cadvisor: put a deadline on docker inspect so one hung container cannot stall start-up"; got != want {
 		t.Errorf("Subject = %q, want %q", got, want)
 	}
-	added, err := AddedFilePatch("cmd/x/y.go", []byte("package y\n"), "A <a@b>", "date", "podhash")
-	if err != nil {
-		t.Fatal(err)
+	added := overlay(t)
+	if got := added.Subject(); got != "x: add package new and a file without a newline" {
+		t.Errorf("overlay patch's Subject = %q", got)
 	}
-	if got := (Patch{Data: added}).Subject(); got != "podhash: add cmd/x/y.go" {
-		t.Errorf("added-file Subject = %q", got)
+}
+
+func TestSlug(t *testing.T) {
+	for in, want := range map[string]string{
+		"add package new": "add-package-new",
+		"add older releases' type graphs and go1.8.3 runtime layouts": "add-older-releases-type-graphs-and-go1.8.3-runtime",
+		"add the 1.9 fixes' static pod UID code, hash schemas, tests": "add-the-1.9-fixes-static-pod-UID-code-hash-schemas",
+	} {
+		if got := slug(in); got != want {
+			t.Errorf("slug(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 
 func TestSummary(t *testing.T) {
-	added, err := AddedFilePatch("cmd/x/y.go", []byte("package y\n"), "A <a@b>", "date", "podhash")
+	if got := overlay(t).Summary(); got != "0003 add package new and a file without a newline" {
+		t.Errorf("Summary = %q", got)
+	}
+}
+
+// overlay exports a one-file overlay of series x as patch 0003.
+func overlay(t *testing.T) *Patch {
+	root := t.TempDir()
+	testfile.Write(t, filepath.Join(root, "overlay", "x", "cmd", "x", "y.go"), "package y\n")
+	testfile.Write(t, filepath.Join(root, "overlay", "x.header"), xHeader)
+	s, err := patch.Load(root, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := Patch{Series: "podhash", Name: "podhash/0003-add-cmd-x-y.go.patch", Data: added}
-	if got := p.Summary(); got != "0003 add cmd/x/y.go" {
-		t.Errorf("Summary = %q", got)
+	p, err := overlayPatch(s, 3, "A <a@b>", "date")
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p
 }

@@ -78,10 +78,9 @@ func TestBuildAndCheck(t *testing.T) {
 	if err := tb.Write(orig, r.BuildDate); err != nil {
 		t.Fatal(err)
 	}
-	added, err := quilt.AddedFilePatch("cmd/kubelet/extra.go", []byte("package main\n\nconst extra = \" (patched)\"\n"), "A <a@b>", "date", "k19-fixes")
-	if err != nil {
-		t.Fatal(err)
-	}
+	added := []byte("From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] k19-fixes: add the extra\n\n---\n" +
+		"diff --git a/cmd/kubelet/extra.go b/cmd/kubelet/extra.go\nnew file mode 100644\n--- /dev/null\n+++ b/cmd/kubelet/extra.go\n" +
+		"@@ -0,0 +1,3 @@\n+package main\n+\n+const extra = \" (patched)\"\n")
 	patches := []quilt.Patch{
 		{Series: "k19-build", Name: "k19-build/0001-change.patch", Data: []byte("From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] change main\n\n---\n" + changeGo)},
 		{Series: "k19-fixes", Name: "k19-fixes/0001-add-cmd-kubelet-extra.go.patch", Data: added},

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/repo"
+)
+
+type repoFlags struct {
+	releases, key, url string
+}
+
+// packages resolves --releases ("" is every release built here, as
+// `releases --names` lists them) to both variants' packages each.
+func (f *repoFlags) packages(g *globals) (*matrix.Matrix, []repo.Package, error) {
+	m, err := g.loadMatrix()
+	if err != nil {
+		return nil, nil, err
+	}
+	var rs []*matrix.Release
+	names := strings.Fields(f.releases)
+	if len(names) == 0 {
+		for i := range m.Releases {
+			if m.Releases[i].StandIn == "" {
+				rs = append(rs, &m.Releases[i])
+			}
+		}
+	}
+	for _, n := range names {
+		r, err := m.Lookup(n)
+		if err != nil {
+			return nil, nil, fmt.Errorf("VERSIONS: %w", err)
+		}
+		if r.StandIn != "" {
+			return nil, nil, fmt.Errorf("VERSIONS: release %s is not built here (its stand-in %s is): it has no packages", n, r.StandIn)
+		}
+		rs = append(rs, r)
+	}
+	return m, repo.Packages(m, rs), nil
+}
+
+func newRepoCmd(s Streams, g *globals) *cobra.Command {
+	f := &repoFlags{}
+	cmd := &cobra.Command{
+		Use:   "repo",
+		Short: "Publish releases' packages (both variants) as signed yum and apt repositories in _output/repo/, packaging the releases not packaged yet",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, pkgs, err := f.packages(g)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			for _, p := range pkgs {
+				if !p.Missing() {
+					rel, _ := filepath.Rel(m.Root, filepath.Dir(p.Deb))
+					fmt.Fprintf(s.Err, "==> repo: %s %s: the packages in %s (make package VERSION=%s VARIANT=%s makes them again)\n", p.Release.Release, p.Variant, rel, p.Release.Release, p.Variant)
+					continue
+				}
+				kf := &kubeletFlags{buildFlags: buildFlags{release: p.Release.Release, variant: string(p.Variant)}}
+				if err := runPackage(cmd.Context(), s, g, kf); err != nil {
+					return fmt.Errorf("packaging %s %s: %w", p.Release.Release, p.Variant, err)
+				}
+			}
+			fmt.Fprintf(s.Err, "==> repo: signing and indexing %d RPMs and %d .debs\n", len(pkgs), len(pkgs))
+			res, err := repo.Build(cmd.Context(), repo.Options{Matrix: m, Packages: pkgs, Key: f.key, URL: f.url, Log: s.Err})
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(m.Root, res.Dir)
+			kind := "key " + res.Fingerprint
+			if res.Throwaway {
+				kind = "THROWAWAY key " + res.Fingerprint + " (made for this run, secret not kept)"
+			}
+			fmt.Fprintf(s.Out, "%s: %d RPMs (yum/) and %d .debs (apt/, suite %s) signed with %s, in %s\n", rel, len(res.RPMs), len(res.Debs), repo.Suite, kind, time.Since(start).Round(100*time.Millisecond))
+			fmt.Fprintf(s.Out, "  served at %s (REPO_URL)\n", res.URL)
+			fmt.Fprintf(s.Out, "  yum/dnf: copy %s/%s to /etc/yum.repos.d/\n", rel, repo.RepoFile)
+			fmt.Fprintf(s.Out, "  apt:     copy %s/%s to %s and %s/%s to /etc/apt/sources.list.d/:\n    %s\n", rel, repo.KeyGPG, repo.Keyring, rel, repo.ListFile, res.ListLine)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.releases, "releases", "", "releases to publish, space separated (default: every release built here)")
+	cmd.Flags().StringVar(&f.key, "gpg-key", "", "signing key: a key id or fingerprint in your keyring, or a secret key file (default: a throwaway key)")
+	cmd.Flags().StringVar(&f.url, "url", "", "where the repository will be served, for the .repo file and the sources.list line (default: file:// of _output/repo)")
+	return cmd
+}
+
+func newCheckRepoCmd(s Streams, g *globals) *cobra.Command {
+	f := &repoFlags{}
+	cmd := &cobra.Command{
+		Use:   "check-repo",
+		Short: "Install from _output/repo/ with dnf and apt into scratch roots, show both refusing tampered packages and metadata, and upgrade from the previous package revision",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, pkgs, err := f.packages(g)
+			if err != nil {
+				return err
+			}
+			start := time.Now()
+			fmt.Fprintf(s.Err, "==> check-repo: %d packages, each from both repositories\n", len(pkgs))
+			res, err := repo.Check(cmd.Context(), repo.CheckOptions{Matrix: m, Packages: pkgs, Log: s.Err})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "repository checked in %s: %d packages installed by dnf and by apt, %d tamperings refused, %d upgrades from the previous revision\n",
+				time.Since(start).Round(100*time.Millisecond), len(res.Installed), len(res.Refused), len(res.Upgraded))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&f.releases, "releases", "", "releases the repository holds, space separated (default: every release built here)")
+	return cmd
+}

@@ -3,8 +3,6 @@ package repo
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/checksums"
 	"kubelet-toolchain/scripts/internal/fsutil"
 	"kubelet-toolchain/scripts/internal/matrix"
 	"kubelet-toolchain/scripts/internal/rpm"
@@ -166,7 +165,7 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 // sha256 the dist RPM records) and that it runs.
 func (c *checker) installed(ctx context.Context, client, root string, p Package, want string) error {
 	bin := filepath.Join(root, "usr", "bin", "kubelet")
-	got, err := fileSHA256(bin)
+	got, err := checksums.SHA256(bin)
 	if err != nil {
 		return fmt.Errorf("%s: %s installed no kubelet: %w", p.Version, client, err)
 	}
@@ -196,25 +195,13 @@ func (c *checker) tamper(ctx context.Context, published string, p Package) ([]Re
 		return nil, err
 	}
 	var out []Refusal
-	refuse := func(client, what, want string, run func(repo string) (string, error), edit func(repo string) error) error {
-		repo, err := c.copyRepo(published, "tampered")
-		if err != nil {
-			return err
+	var failed error
+	// refuse tampers a copy with edit and wants run to fail for want; after
+	// a failure the remaining cases are not run.
+	refuse := func(client, what, want string, run func(repo string) (string, error), edit func(repo string) error) {
+		if failed == nil {
+			failed = c.refuse(client, what, want, published, p, run, edit, &out)
 		}
-		if err := edit(repo); err != nil {
-			return fmt.Errorf("tampering (%s): %w", what, err)
-		}
-		said, err := run(repo)
-		if err == nil {
-			return fmt.Errorf("%s installed %s from a repository with %s", client, p.Version, what)
-		}
-		line := matchingLine(said+"\n"+err.Error(), want)
-		if line == "" {
-			return fmt.Errorf("%s refused %s, but not for it (want %q):\n%s", client, what, want, said)
-		}
-		c.logf("%-4s refused %s: %s", client, what, line)
-		out = append(out, Refusal{client, what, line})
-		return nil
 	}
 	dnfInstall := func(repoEdit func(string) string) func(string) (string, error) {
 		return func(repo string) (string, error) {
@@ -252,46 +239,67 @@ func (c *checker) tamper(ctx context.Context, published string, p Package) ([]Re
 		_, err = execx.Run(ctx, execx.Cmd{Name: "createrepo_c", Args: []string{"--quiet", "--update", filepath.Join(repo, "yum")}, Timeout: 10 * time.Minute})
 		return err
 	}
-	steps := []error{
-		refuse("dnf", "one byte of the signed RPM changed", "incorrect checksum", dnfInstall(nil), func(repo string) error {
-			f, err := rpmIn(repo)
-			if err != nil {
-				return err
-			}
-			return flipByte(f)
-		}),
-		refuse("dnf", "the RPM re-signed by another key and the metadata regenerated", "repomd.xml GPG signature verification error", dnfInstall(nil), resign),
-		refuse("dnf", "the RPM re-signed by another key and the metadata regenerated, repo_gpgcheck=0", "GPG check FAILED",
-			dnfInstall(func(s string) string { return strings.Replace(s, "repo_gpgcheck=1", "repo_gpgcheck=0", 1) }), resign),
-		refuse("apt", "one hash in InRelease changed", "BADSIG", aptInstall, func(repo string) error {
-			f := filepath.Join(repo, "apt", "dists", Suite, "InRelease")
-			data, err := os.ReadFile(f)
-			if err != nil {
-				return err
-			}
-			// The first digit of the first SHA256 line's hash.
-			re := regexp.MustCompile(`(?m)^SHA256:\n ([0-9a-f])`)
-			loc := re.FindSubmatchIndex(data)
-			if loc == nil {
-				return fmt.Errorf("%s has no SHA256 section", f)
-			}
-			if data[loc[2]] == '0' {
-				data[loc[2]] = '1'
-			} else {
-				data[loc[2]] = '0'
-			}
-			return os.WriteFile(f, data, 0o644)
-		}),
-		refuse("apt", "one byte of the .deb changed", "Hash Sum mismatch", aptInstall, func(repo string) error {
-			return flipByte(filepath.Join(repo, "apt", "pool", Component, "k", "kubelet", filepath.Base(p.Deb)))
-		}),
-	}
-	for _, err := range steps {
+	refuse("dnf", "one byte of the signed RPM changed", "incorrect checksum", dnfInstall(nil), func(repo string) error {
+		f, err := rpmIn(repo)
 		if err != nil {
-			return out, err
+			return err
 		}
+		return flipByte(f)
+	})
+	refuse("dnf", "the RPM re-signed by another key and the metadata regenerated", "repomd.xml GPG signature verification error", dnfInstall(nil), resign)
+	refuse("dnf", "the RPM re-signed by another key and the metadata regenerated, repo_gpgcheck=0", "GPG check FAILED",
+		dnfInstall(func(s string) string { return strings.Replace(s, "repo_gpgcheck=1", "repo_gpgcheck=0", 1) }), resign)
+	refuse("apt", "one hash in InRelease changed", "BADSIG", aptInstall, func(repo string) error {
+		f := filepath.Join(repo, "apt", "dists", Suite, "InRelease")
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		// The first digit of the first SHA256 line's hash.
+		re := regexp.MustCompile(`(?m)^SHA256:\n ([0-9a-f])`)
+		loc := re.FindSubmatchIndex(data)
+		if loc == nil {
+			return fmt.Errorf("%s has no SHA256 section", f)
+		}
+		if data[loc[2]] == '0' {
+			data[loc[2]] = '1'
+		} else {
+			data[loc[2]] = '0'
+		}
+		return os.WriteFile(f, data, 0o644)
+	})
+	refuse("apt", "one byte of the .deb changed", "Hash Sum mismatch", aptInstall, func(repo string) error {
+		return flipByte(filepath.Join(repo, "apt", "pool", Component, "k", "kubelet", filepath.Base(p.Deb)))
+	})
+	return out, failed
+}
+
+// refuse is one tampering: a copy of published changed by edit, run
+// against it, which must fail for want (the client's words).
+func (c *checker) refuse(client, what, want, published string, p Package, run func(repo string) (string, error), edit func(repo string) error, out *[]Refusal) error {
+	repo, err := c.copyRepo(published, "tampered")
+	if err != nil {
+		return err
 	}
-	return out, nil
+	if err := edit(repo); err != nil {
+		return fmt.Errorf("tampering (%s): %w", what, err)
+	}
+	said, err := run(repo)
+	if err == nil {
+		return fmt.Errorf("%s installed %s from a repository with %s", client, p.Version, what)
+	}
+	line := matchingLine(said+"\n"+err.Error(), want)
+	if line == "" {
+		return fmt.Errorf("%s refused %s, but not for it (want %q):\n%s", client, what, want, said)
+	}
+	// A skipped repository is no refusal: `yum upgrade` would go on
+	// without it, and nodes would stay on the old kubelet unnoticed.
+	if skipped := matchingLine(said, "Ignoring repositories:"); skipped != "" {
+		return fmt.Errorf("%s skipped the repository with %s instead of failing (%q): the .repo file must set skip_if_unavailable=False", client, what, skipped)
+	}
+	c.logf("%-4s refused %s: %s", client, what, line)
+	*out = append(*out, Refusal{client, what, line})
+	return nil
 }
 
 // upgrade installs the previous revision's packages as operators had
@@ -312,35 +320,45 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		return err
 	}
 	prev := p.Release.PreviousPackageVersion(p.Variant)
+	prevNVR, err := rpm.NVR(p.Release, prev)
+	if err != nil {
+		return err
+	}
 	edit := "KUBELET_ARGS=\"--v=2\" # the operator's edit\n"
+	dnf := func(ctx context.Context, root, repo string, args ...string) (string, error) {
+		return c.dnf(ctx, c.el9, root, repo, nil, args...)
+	}
+	apt := func(ctx context.Context, root, repo string, args ...string) (string, error) {
+		return c.apt(ctx, c.el9, root, repo, args...)
+	}
+	rpmQuery := func(root string) (string, error) {
+		out, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"--root", root, "-q", "--qf", "%{NAME}-%{VERSION}-%{RELEASE}", "kubelet"}})
+		return strings.TrimSpace(string(out)), err
+	}
+	dpkgQuery := func(root string) (string, error) {
+		out, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-query", Args: []string{"--admindir", filepath.Join(root, "var", "lib", "dpkg"), "-W", "-f", "${Version}", "kubelet"}})
+		return strings.TrimSpace(string(out)), err
+	}
 	for _, cl := range []struct {
 		client, config   string
 		install, upgrade []string
-		installed        func(root string) (string, error)
-		run              func(ctx context.Context, root, repo string, args ...string) (string, error)
+		// installed says which version root holds: from, then to.
+		installed func(root string) (string, error)
+		from, to  string
+		run       func(ctx context.Context, root, repo string, args ...string) (string, error)
 	}{
-		{"dnf", "etc/sysconfig/kubelet", []string{"install", prevRPM}, []string{"upgrade", nvr},
-			func(root string) (string, error) {
-				out, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"--root", root, "-q", "kubelet"}})
-				return strings.TrimSpace(string(out)), err
-			},
-			func(ctx context.Context, root, repo string, args ...string) (string, error) {
-				return c.dnf(ctx, c.el9, root, repo, nil, args...)
-			}},
+		{"dnf", "etc/sysconfig/kubelet", []string{"install", prevRPM}, []string{"upgrade", nvr}, rpmQuery, prevNVR, nvr, dnf},
+		// --force-confold: as unattended upgrades run dpkg.
 		{"apt", "etc/default/kubelet", []string{"install", prevDeb}, []string{"install", "-o", "DPkg::Options::=--force-confold", "kubelet=" + p.Version},
-			func(root string) (string, error) {
-				out, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-query", Args: []string{"--admindir", filepath.Join(root, "var", "lib", "dpkg"), "-W", "-f", "${Version}", "kubelet"}})
-				return strings.TrimSpace(string(out)), err
-			},
-			func(ctx context.Context, root, repo string, args ...string) (string, error) {
-				return c.apt(ctx, c.el9, root, repo, args...)
-			}},
+			dpkgQuery, prev, p.Version, apt},
 	} {
 		root := c.dir(cl.client + "-upgrade")
 		if _, err := cl.run(ctx, root, repo, cl.install...); err != nil {
 			return fmt.Errorf("%s: installing the previous revision %s: %w", cl.client, prev, err)
 		}
-		before, _ := cl.installed(root)
+		if got, err := cl.installed(root); got != cl.from {
+			return fmt.Errorf("%s: installing the previous revision gave %q, want %s (%v)", cl.client, got, cl.from, err)
+		}
 		conf := filepath.Join(root, cl.config)
 		old, err := os.ReadFile(conf)
 		if err != nil {
@@ -352,17 +370,16 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		if _, err := cl.run(ctx, root, repo, cl.upgrade...); err != nil {
 			return fmt.Errorf("%s: upgrading %s to %s: %w", cl.client, prev, p.Version, err)
 		}
-		after, err := cl.installed(root)
-		if err != nil || !strings.Contains(after, strings.TrimPrefix(nvr, "kubelet-")) && after != p.Version {
-			return fmt.Errorf("%s: after the upgrade %q is installed, want %s (%v)", cl.client, after, p.Version, err)
+		if got, err := cl.installed(root); got != cl.to {
+			return fmt.Errorf("%s: after the upgrade %q is installed, want %s (%v)", cl.client, got, cl.to, err)
 		}
-		if got, _ := fileSHA256(filepath.Join(root, "usr", "bin", "kubelet")); got != want {
+		if got, _ := checksums.SHA256(filepath.Join(root, "usr", "bin", "kubelet")); got != want {
 			return fmt.Errorf("%s: after the upgrade the kubelet's sha256 is %s, want the released %s", cl.client, got, want)
 		}
 		if now, _ := os.ReadFile(conf); !bytes.Contains(now, []byte(edit)) {
 			return fmt.Errorf("%s: the upgrade lost the operator's edit of /%s:\n%s", cl.client, cl.config, now)
 		}
-		c.logf("%-4s upgraded %s -> %s; /%s kept the operator's edit; the kubelet is the released one", cl.client, before, after, cl.config)
+		c.logf("%-4s upgraded %s -> %s; /%s kept the operator's edit; the kubelet is the released one", cl.client, cl.from, cl.to, cl.config)
 	}
 	return nil
 }
@@ -391,7 +408,10 @@ func (c *checker) dnf(ctx context.Context, st standin, root, repo string, edit f
 	if err := os.WriteFile(filepath.Join(reposd, "standin.repo"), []byte(standin), 0o644); err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(conf, []byte("[main]\nreposdir="+reposd+"\ninstall_weak_deps=False\n"), 0o644); err != nil {
+	// skip_if_unavailable=True in [main], as Fedora's and Debian's dnf.conf
+	// ship it: the operator's .repo file must still make a repository that
+	// fails its checks an error, not one dnf skips.
+	if err := os.WriteFile(conf, []byte("[main]\nreposdir="+reposd+"\ninstall_weak_deps=False\nskip_if_unavailable=True\n"), 0o644); err != nil {
 		return "", err
 	}
 	defer stopAgents(root)
@@ -550,15 +570,6 @@ func rpmKubeletDigest(ctx context.Context, pkg string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s has no /usr/bin/kubelet", pkg)
-}
-
-func fileSHA256(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
 }
 
 // flipByte changes one byte near the end of file (inside an RPM's or a

@@ -34,9 +34,10 @@ const (
 	ID = "kubelet-toolchain"
 	// Suite and Component are the apt repository's only ones.
 	Suite, Component = "stable", "main"
-	// KeyASC is the armored public key (yum's gpgkey, apt's signed-by on
-	// apt >= 2.4); KeyGPG the same key as a binary keyring (signed-by on
-	// every apt that has it).
+	// KeyASC is the armored public key (yum's gpgkey); KeyGPG the same
+	// key as a binary keyring, which apt's signed-by reads on every apt
+	// that has the option (1.1 on, so Ubuntu 16.04's 1.2); armored ones
+	// need apt 1.4.
 	KeyASC, KeyGPG = "KEY.asc", "KEY.gpg"
 	// RepoFile and ListFile are what operators copy into
 	// /etc/yum.repos.d and /etc/apt/sources.list.d.

@@ -67,6 +67,9 @@ type standin struct {
 // the published one. Nothing outside its scratch directory (under
 // _output) is written; the gpg agents the clients start are stopped.
 func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
+	if len(o.Packages) == 0 {
+		return nil, fmt.Errorf("no release to check")
+	}
 	dir := Dir(o.Matrix)
 	repoText, err := os.ReadFile(filepath.Join(dir, RepoFile))
 	if err != nil {
@@ -108,12 +111,18 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		return res, err
 	}
 	for _, p := range o.Packages {
-		if pr := p.Release.PackageRevision; p.Variant == matrix.Patched && pr != nil && pr.Previous != "" {
-			if err := c.upgrade(ctx, good, p); err != nil {
-				return res, err
-			}
-			res.Upgraded = append(res.Upgraded, p.Release.PreviousPackageVersion(p.Variant)+" -> "+p.Version)
+		pr := p.Release.PackageRevision
+		switch {
+		case p.Variant != matrix.Patched || pr == nil:
+			continue
+		case pr.Previous == "":
+			c.logf("%s: no packageRevision.previous in versions.yaml: the upgrade from %s is not checked", p.Version, p.Release.PreviousPackageVersion(p.Variant))
+			continue
 		}
+		if err := c.upgrade(ctx, good, p); err != nil {
+			return res, err
+		}
+		res.Upgraded = append(res.Upgraded, p.Release.PreviousPackageVersion(p.Variant)+" -> "+p.Version)
 	}
 	return res, nil
 }
@@ -139,7 +148,7 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 	if err != nil {
 		return err
 	}
-	want, err := rpmKubeletDigest(ctx, p.RPM)
+	want, err := c.released(p)
 	if err != nil {
 		return err
 	}
@@ -161,8 +170,8 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 	return nil
 }
 
-// installed checks root holds p's kubelet (the released binary: the
-// sha256 the dist RPM records) and that it runs.
+// installed checks root holds p's kubelet (the released binary, as
+// CHECKSUMS records it) and that it runs.
 func (c *checker) installed(ctx context.Context, client, root string, p Package, want string) error {
 	bin := filepath.Join(root, "usr", "bin", "kubelet")
 	got, err := checksums.SHA256(bin)
@@ -311,7 +320,7 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 	if err != nil {
 		return err
 	}
-	want, err := rpmKubeletDigest(ctx, p.RPM)
+	want, err := c.released(p)
 	if err != nil {
 		return err
 	}
@@ -559,17 +568,18 @@ func stopAgents(dir string) {
 	})
 }
 
-func rpmKubeletDigest(ctx context.Context, pkg string) (string, error) {
-	out, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"-qp", "--nosignature", "--qf", "[%{FILEDIGESTS} %{FILENAMES}\n]", pkg}})
+// released is the sha256 CHECKSUMS records for p's kubelet, the one
+// every package of it must install.
+func (c *checker) released(p Package) (string, error) {
+	sums, err := checksums.Load(filepath.Join(c.o.Matrix.Root, checksums.FileName))
 	if err != nil {
 		return "", err
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if sum, ok := strings.CutSuffix(l, " /usr/bin/kubelet"); ok {
-			return sum, nil
-		}
+	key := checksums.Key(p.Release.Release, string(p.Variant))
+	if sum, ok := sums[key]; ok {
+		return sum, nil
 	}
-	return "", fmt.Errorf("%s has no /usr/bin/kubelet", pkg)
+	return "", fmt.Errorf("%s records no sha256 for %s", checksums.FileName, key)
 }
 
 // flipByte changes one byte near the end of file (inside an RPM's or a

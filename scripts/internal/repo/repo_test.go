@@ -77,6 +77,9 @@ func TestSignerKeys(t *testing.T) {
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "gpgv", Args: []string{"--keyring", keyring, data + ".in"}}); err != nil {
 		t.Errorf("InRelease-style signature does not verify with the exported key: %v", err)
 	}
+	if _, err := newSigner(ctx, "/no/such/key.asc"); err == nil || !strings.Contains(err.Error(), "no such key file") {
+		t.Errorf("a missing key file: %v", err)
+	}
 	if _, err := newSigner(ctx, "no-such-key@example.invalid"); err == nil || !strings.Contains(err.Error(), `GPG_KEY "no-such-key@example.invalid"`) {
 		t.Errorf("an unknown key id: %v", err)
 	}

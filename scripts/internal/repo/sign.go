@@ -34,7 +34,11 @@ const ThrowawayUID = "Kubelet toolchain throwaway repository key (one make repo 
 // caller's keyring.
 func newSigner(ctx context.Context, key string) (_ *signer, err error) {
 	s := &signer{home: os.Getenv("GNUPGHOME")}
-	if _, statErr := os.Stat(key); key == "" || statErr == nil {
+	_, statErr := os.Stat(key)
+	if strings.ContainsRune(key, '/') && statErr != nil {
+		return nil, fmt.Errorf("GPG_KEY %s: no such key file (%w)", key, statErr)
+	}
+	if key == "" || statErr == nil {
 		if s.scratch, err = os.MkdirTemp("", "kubelet-repo-gnupg-"); err != nil {
 			return nil, err
 		}

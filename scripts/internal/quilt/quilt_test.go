@@ -192,3 +192,45 @@ func overlay(t *testing.T) *Patch {
 	}
 	return p
 }
+
+// Every release's exported series, as packagers get it (SRPM PatchN,
+// debian/patches): one patch per format-patch file or overlay, each with
+// the header every patch carries.
+func TestRepositoryExportsOnePatchPerChange(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range m.Releases {
+		r := &m.Releases[i]
+		for _, v := range matrix.Variants {
+			set, err := Export(root, r, v)
+			if err != nil {
+				t.Fatalf("%s %s: %v", r.Release, v, err)
+			}
+			want := 0
+			for _, name := range set.Series {
+				s, err := patch.Load(root, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want += len(s.Patches)
+				if s.Overlay != "" {
+					want++
+				}
+			}
+			if len(set.Patches) != want {
+				t.Errorf("%s %s: %d patches exported, want %d (one per patch file and per overlay)", r.Release, v, len(set.Patches), want)
+			}
+			for _, p := range set.Patches {
+				header, _, _ := strings.Cut(string(p.Data), "\n---\n")
+				for _, sec := range patch.HeaderSections {
+					if !strings.Contains(header, "\n"+sec) {
+						t.Errorf("%s %s: %s lacks %q", r.Release, v, p.Name, sec)
+					}
+				}
+			}
+		}
+	}
+}

@@ -38,7 +38,10 @@ func TestProberOpensAConnectionPerRequest(t *testing.T) {
 	if requests < 5 || failed != 0 {
 		t.Fatalf("%d requests, %d failed %v", requests, failed, detail)
 	}
-	if got := conns.Load() - before; got != int64(requests) {
+	// A kept-alive connection would serve several requests (fewer
+	// connections than requests). One more connection than requests is the
+	// probe the deadline cut short: opened, never counted (CI saw 29 over 30).
+	if got := conns.Load() - before; got != int64(requests) && got != int64(requests)+1 {
 		t.Errorf("%d requests over %d connections; want one each", requests, got)
 	}
 }

@@ -19,7 +19,7 @@
 # with its own rehearsal instance <n> (_output/rehearsal-<n>, engine,
 # bridge kubelet-rh<n>, subnet and control plane ports), their output in
 # ginkgo-cluster.log, printed when they end. After the host suites, beside
-# what is left of the rehearsals, the nodes suite: scripts/internal/nodes'
+# what is left of the rehearsals, the nodes suite: scripts/internal/cluster/nodes'
 # end to end (go test -tags nodes_e2e: the rehearsal's node containers on
 # an engine of its own, _output/nodes-e2e/engine, bridge kubelet-nt0,
 # 198.18.203.1/24, which it brings up and takes down); it passes only if
@@ -203,7 +203,7 @@ fi
 if ((nodes)); then
   echo "==> e2e suite nodes (beside the rehearsals; log $out/nodes.log)"
   s=$(date +%s) rc=0
-  (cd "$root/scripts" && go test -tags nodes_e2e ./internal/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
+  (cd "$root/scripts" && go test -tags nodes_e2e ./internal/cluster/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
   # go test's: at least one test passed, none skipped.
   if [ "$rc" -eq 0 ] && grep -q '^--- PASS: ' "$out/nodes.log" && ! grep -q '^ *--- SKIP: ' "$out/nodes.log"; then v=passed; else v=FAILED; fi
   line nodes "$v" "$(( $(date +%s) - s ))" "(log $out/nodes.log)"

@@ -28,7 +28,7 @@ import (
 func rehearsalInstance() int { return framework.Slot() }
 
 // rehearsalEtcd is the instance's etcd client and peer address, as
-// scripts/internal/controlplane's PortsFor opens them (docs/rehearsal.md
+// scripts/internal/cluster/controlplane's PortsFor opens them (docs/rehearsal.md
 // lists each socket).
 func rehearsalEtcd() (client, peer string) {
 	n := rehearsalInstance()

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The supervisor of a rehearsal node (a container made by
-# scripts/internal/nodes). tini (PID 1) runs `supervise.sh boot`: it makes
+# scripts/internal/cluster/nodes). tini (PID 1) runs `supervise.sh boot`: it makes
 # the node able to run Docker (fresh cgroup v1 hierarchies, shared mounts),
 # starts dockerd and then waits on it; the node stops when dockerd does.
 # The host drives the rest synchronously through `docker exec`:

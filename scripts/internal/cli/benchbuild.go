@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/bench"
-	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/pipeline/bench"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 func newBenchBuildCmd(s Streams, g *globals) *cobra.Command {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 )
 
 func newCleanCmd(s Streams, g *globals) *cobra.Command {

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 func newConformanceSuiteCmd(s Streams, g *globals) *cobra.Command {

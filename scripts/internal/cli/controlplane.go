@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 type controlPlaneFlags struct {

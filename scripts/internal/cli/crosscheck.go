@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/identity/podhash"
 )
 
 func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
 type exportPatchesFlags struct {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/schemagen"
+	"kubelet-toolchain/scripts/internal/identity/schemagen"
 )
 
 func newGenSchemaCmd(s Streams, g *globals) *cobra.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/machine"
+	"kubelet-toolchain/scripts/internal/base/machine"
 )
 
 // newMachineCmd records the machine's kernel settings before a suite and

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/dist"
+	"kubelet-toolchain/scripts/internal/packaging/dist"
 )
 
 func newPackageCmd(s Streams, g *globals) *cobra.Command {

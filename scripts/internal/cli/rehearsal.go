@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/rehearsal"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/cluster/rehearsal"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 // rehearsalFlags are shared by rehearsal run, up and down.

@@ -22,7 +22,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2/textlogger"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // Streams are the command's standard streams.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/smoke"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/smoke"
 )
 
 func newSmokeCmd(s Streams, g *globals) *cobra.Command {

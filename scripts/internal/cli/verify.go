@@ -9,12 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/patch"
-	"kubelet-toolchain/scripts/internal/podhash"
-	"kubelet-toolchain/scripts/internal/schemagen"
-	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/identity/podhash"
+	"kubelet-toolchain/scripts/internal/identity/schemagen"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/patch"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 func newVerifyCmd(s Streams, g *globals) *cobra.Command {

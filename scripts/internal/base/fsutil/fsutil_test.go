@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/base/testfile"
 )
 
 func read(t *testing.T, path string) string {

@@ -19,7 +19,7 @@ func TestShadowKeepsWritesOffTheMachine(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("needs root (mount namespaces): make test runs as root")
 	}
-	script, err := filepath.Abs("../../node/shadow-sysctls.sh")
+	script, err := filepath.Abs("../../../node/shadow-sysctls.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func TestLookupUnknownListsReleases(t *testing.T) {
 
 // The committed matrix must stay valid.
 func TestRepositoryMatrix(t *testing.T) {
-	root, _ := filepath.Abs("../../..")
+	root, _ := filepath.Abs("../../../..")
 	m, err := Load(filepath.Join(root, "versions.yaml"), root)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestControlPlaneSeries(t *testing.T) {
 	if got := s.ForControlPlane(); got != nil {
 		t.Errorf("no control-plane series, but ForControlPlane = %v", got)
 	}
-	root, _ := filepath.Abs("../../..")
+	root, _ := filepath.Abs("../../../..")
 	m, err := Load(filepath.Join(root, "versions.yaml"), root)
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +232,7 @@ func TestPackageRevision(t *testing.T) {
 // packageRevision.previous is a full commit id (make check-repo builds
 // from it).
 func TestPackageRevisionPrevious(t *testing.T) {
-	m, err := Load(filepath.Join("..", "..", "..", "versions.yaml"), filepath.Join("..", "..", ".."))
+	m, err := Load(filepath.Join("..", "..", "..", "..", "versions.yaml"), filepath.Join("..", "..", "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}

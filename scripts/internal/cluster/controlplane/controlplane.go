@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
 )

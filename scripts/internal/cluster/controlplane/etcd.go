@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/execx"
 )
 

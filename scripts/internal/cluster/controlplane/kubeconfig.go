@@ -1,7 +1,7 @@
 package controlplane
 
 import (
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/kubeconfig"
 )
 

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 )
 
 // The cluster's certificates live as long as one rehearsal cluster; a day

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/debroot"
 )
 

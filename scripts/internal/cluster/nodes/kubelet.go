@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/tools/docker"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"

@@ -39,8 +39,8 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/controlplane"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/cluster/controlplane"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
@@ -67,7 +67,7 @@ var (
 )
 
 func repoRoot() string {
-	root, err := filepath.Abs("../../..")
+	root, err := filepath.Abs("../../../..")
 	if err != nil {
 		panic(err)
 	}

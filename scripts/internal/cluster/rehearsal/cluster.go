@@ -20,11 +20,11 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 	"golang.org/x/sync/errgroup"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/controlplane"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/cluster/controlplane"
+	"kubelet-toolchain/scripts/internal/cluster/nodes"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 )

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/podhash"
-	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/cluster/verdict"
+	"kubelet-toolchain/scripts/internal/identity/podhash"
 )
 
 func TestParseFaults(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/scripts/internal/cluster/verdict"
 	"kubelet-toolchain/tools/execx"
 )
 

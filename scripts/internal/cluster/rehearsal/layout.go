@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"kubelet-toolchain/scripts/internal/controlplane"
+	"kubelet-toolchain/scripts/internal/cluster/controlplane"
 )
 
 // Layout is where a rehearsal keeps everything: all of it under Dir, so

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/scripts/internal/cluster/verdict"
 )
 
 const webUID = "3f1c0a52-1b2e-11e9-9d2a-0242ac110003"

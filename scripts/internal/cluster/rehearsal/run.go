@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/nodes"
-	"kubelet-toolchain/scripts/internal/verdict"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/cluster/nodes"
+	"kubelet-toolchain/scripts/internal/cluster/verdict"
 	"kubelet-toolchain/tools/poll"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 func TestCheckNodes(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/cluster/nodes"
 )
 
 // Outcomes of one pod across a rehearsal, from best to worst.

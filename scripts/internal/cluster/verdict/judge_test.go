@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/cluster/nodes"
 
-	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/identity/podhash"
 )
 
 func ev(action, id, uid, typ, name string, t int64) nodes.Event {

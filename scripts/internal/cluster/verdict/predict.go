@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/podhash"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/identity/podhash"
 )
 
 // Prediction is the preflight's verdict per pod (namespace/name): Kept,

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 )
 
 // Report is _output/rehearsal/report.json: what happened to every pod.

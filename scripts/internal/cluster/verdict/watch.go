@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/nodes"
+	"kubelet-toolchain/scripts/internal/cluster/nodes"
 )
 
 // Prober sends requests to the workloads' Services and host ports while

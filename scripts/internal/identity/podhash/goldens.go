@@ -14,9 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/go18dump"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/identity/go18dump"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // fakeHelper is a cmd/podhash stand-in: a shell script with the given body.

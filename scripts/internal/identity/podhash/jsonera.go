@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // newerFields are containers that each set one Container field a release

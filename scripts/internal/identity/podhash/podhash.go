@@ -18,9 +18,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 	"kubelet-toolchain/tools/execx"
 )
 

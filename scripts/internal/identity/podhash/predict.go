@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/lock"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/schemadiff"
-	"kubelet-toolchain/scripts/internal/schemagen"
-	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/identity/schemadiff"
+	"kubelet-toolchain/scripts/internal/identity/schemagen"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/lock"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 // legacySchemas is where the legacy-types overlay commits the Container

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // Row is one container of a preflight report.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 // BuildFor builds (or reuses) the helper of a release+variant of m, with

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // uidWindow is the minor releases whose static pod UIDs the modules-era

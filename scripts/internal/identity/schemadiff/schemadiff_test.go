@@ -9,7 +9,7 @@ import (
 )
 
 // legacyTypes is the committed schemas' directory, from this package's.
-var legacyTypes = filepath.Join("..", "..", "..", "overlay", "legacy-types", "pkg", "kubelet", "legacytypes")
+var legacyTypes = filepath.Join("..", "..", "..", "..", "overlay", "legacy-types", "pkg", "kubelet", "legacytypes")
 
 func graph(t *testing.T, rel string) Graph {
 	t.Helper()

@@ -10,9 +10,9 @@ import (
 	"regexp"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 // FromModule downloads k8s.io/kubernetes@version (verified by the

@@ -20,9 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/glibc"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
 )
 

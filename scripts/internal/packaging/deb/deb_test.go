@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/glibc"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
 )
 

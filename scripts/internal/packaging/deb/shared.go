@@ -1,6 +1,6 @@
 package deb
 
-import "kubelet-toolchain/scripts/internal/matrix"
+import "kubelet-toolchain/scripts/internal/base/matrix"
 
 // Relations are the binary package's relationship fields besides Depends,
 // shared by the .deb built here and the Debian source package's control.

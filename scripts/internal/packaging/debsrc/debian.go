@@ -5,9 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
 // File is one file of debian/.

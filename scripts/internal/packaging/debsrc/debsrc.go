@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/debsrc"
-	"kubelet-toolchain/scripts/internal/dist"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/packaging/debsrc"
+	"kubelet-toolchain/scripts/internal/packaging/dist"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 )
 
 func release() *matrix.Release {

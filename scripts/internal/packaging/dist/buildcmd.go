@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/ctoolchain"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 func TestBuildCommand(t *testing.T) {

@@ -14,11 +14,11 @@ import (
 	"syscall"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/sbom"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/sbom"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 	"kubelet-toolchain/tools/execx"
 )
 

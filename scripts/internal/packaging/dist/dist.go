@@ -22,15 +22,15 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/ctoolchain"
-	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/lock"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
-	"kubelet-toolchain/scripts/internal/sbom"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/packaging/sbom"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
+	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
+	"kubelet-toolchain/scripts/internal/pipeline/lock"
 )
 
 // SumsFile lists the sha256 of every artifact in the dist directory

@@ -8,14 +8,14 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/build"
-	"kubelet-toolchain/scripts/internal/ctoolchain"
-	"kubelet-toolchain/scripts/internal/deb"
-	"kubelet-toolchain/scripts/internal/debsrc"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
-	"kubelet-toolchain/scripts/internal/rpm"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/debsrc"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/packaging/rpm"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
 )
 
 // DistroNames are the file names of the packages distributions build

@@ -23,9 +23,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/patch"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/patch"
 )
 
 // Patch is one exported patch.

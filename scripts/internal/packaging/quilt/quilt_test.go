@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/patch"
-	"kubelet-toolchain/scripts/internal/testfile"
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testfile"
+	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/pipeline/patch"
 	"kubelet-toolchain/tools/execx"
 )
 
@@ -197,7 +197,7 @@ func overlay(t *testing.T) *Patch {
 // debian/patches): one patch per format-patch file or overlay, each with
 // the header every patch carries.
 func TestRepositoryExportsOnePatchPerChange(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
+	root := filepath.Join("..", "..", "..", "..")
 	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
 	if err != nil {
 		t.Fatal(err)

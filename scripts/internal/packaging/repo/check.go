@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/rpm"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/rpm"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/dist"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/rpm"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/dist"
+	"kubelet-toolchain/scripts/internal/packaging/rpm"
 	"kubelet-toolchain/tools/execx"
 )
 

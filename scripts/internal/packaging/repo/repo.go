@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/dist"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/rpm"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/dist"
+	"kubelet-toolchain/scripts/internal/packaging/rpm"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/testtool"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/execx"
 )
 

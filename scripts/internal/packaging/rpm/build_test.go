@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/dist"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
-	"kubelet-toolchain/scripts/internal/rpm"
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/packaging/dist"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/packaging/rpm"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 )
 
 // A stand-in tree: a GOPATH-era k8s.io/kubernetes whose cmd/kubelet prints

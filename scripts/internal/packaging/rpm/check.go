@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/glibc"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
+	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
 )
 

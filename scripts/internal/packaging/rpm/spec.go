@@ -14,8 +14,8 @@ import (
 	"regexp"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
 // Name is the RPM package name, the one upstream's own packages used.

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
-	"kubelet-toolchain/scripts/internal/testtool"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
 func release() *matrix.Release {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/quilt"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
 func testInput(t *testing.T) Input {

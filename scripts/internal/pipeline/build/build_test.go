@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 )
 
 func release(era matrix.Era) *matrix.Release {

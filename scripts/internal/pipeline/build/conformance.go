@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/tools/execx"
 )
 

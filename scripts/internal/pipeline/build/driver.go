@@ -20,11 +20,11 @@ import (
 	"strings"
 	"time"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/ctoolchain"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/glibc"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
+	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
+	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
 )
 

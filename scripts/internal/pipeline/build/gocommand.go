@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/ctoolchain"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
 )
 
 // compileCommand is the go build line every target shares: reproducible

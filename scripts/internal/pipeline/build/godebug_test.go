@@ -35,7 +35,7 @@ func buildMain(t *testing.T, files map[string]string) string {
 func TestCheckGODEBUG(t *testing.T) {
 	main := "package main\n\nfunc main() {}\n"
 	// The real overlay file, so the test fails if it stops doing its job.
-	overlay, err := os.ReadFile("../../../overlay/secure-defaults/cmd/kubelet/zz_godebug.go")
+	overlay, err := os.ReadFile("../../../../overlay/secure-defaults/cmd/kubelet/zz_godebug.go")
 	if err != nil {
 		t.Fatal(err)
 	}

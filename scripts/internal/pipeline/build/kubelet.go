@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // PathsFor returns the kubelet's layout for a release and variant under an

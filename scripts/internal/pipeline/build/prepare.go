@@ -14,13 +14,13 @@ import (
 	"slices"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/checksums"
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/lock"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/patch"
-	"kubelet-toolchain/scripts/internal/restore"
-	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
+	"kubelet-toolchain/scripts/internal/pipeline/lock"
+	"kubelet-toolchain/scripts/internal/pipeline/patch"
+	"kubelet-toolchain/scripts/internal/pipeline/restore"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 // Pristine fetches the release's source into tree (which must not exist)

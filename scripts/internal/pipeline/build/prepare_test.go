@@ -15,9 +15,9 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
 
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/source"
-	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/base/testfile"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 // fakeRelease is a tiny modules-era "Kubernetes" that builds offline: a

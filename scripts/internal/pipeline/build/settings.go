@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // CheckBuildSettings fails unless binary records (debug/buildinfo, what

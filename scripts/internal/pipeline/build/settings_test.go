@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 func TestCheckBuildSettings(t *testing.T) {

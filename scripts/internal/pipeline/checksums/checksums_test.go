@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/base/testfile"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -15,11 +15,11 @@ import (
 
 	"golang.org/x/mod/modfile"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/matrix"
-	"kubelet-toolchain/scripts/internal/source"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
 
 // Options select the release whose lock is generated or checked.

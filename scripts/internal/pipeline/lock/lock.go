@@ -14,8 +14,8 @@ import (
 	"golang.org/x/mod/semver"
 	"sigs.k8s.io/yaml"
 
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
 )
 
 // Lock is one release's committed dependency lock.

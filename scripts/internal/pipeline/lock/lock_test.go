@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
 )
 
 const sumA = "h1:PFbmFeh46oRlAFz2MvCEbTA3ur8GKTi+08ur4xtJB10="
@@ -145,7 +145,7 @@ func TestValidateRejectsTampering(t *testing.T) {
 // The committed locks load, validate, and pin each root once.
 func TestRepositoryLocks(t *testing.T) {
 	for _, r := range []string{"1.7.5", "1.9.11", "1.18.6"} {
-		l, err := Load(filepath.Join("..", "..", "..", "locks", r+".yaml"))
+		l, err := Load(filepath.Join("..", "..", "..", "..", "locks", r+".yaml"))
 		if err != nil {
 			t.Error(err)
 			continue
@@ -239,7 +239,7 @@ func TestSiblingsDoNotOverrideTheCommittedLock(t *testing.T) {
 // at its staging version: 1.18.6's own lock names api and client-go, and
 // neither a non-staging k8s.io module nor a go.mod line.
 func TestStagingModules(t *testing.T) {
-	l, err := Load("../../../locks/1.18.6.yaml")
+	l, err := Load("../../../../locks/1.18.6.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestStagingModules(t *testing.T) {
 // stand-in (v0.22.16, a replace in the lock) is still a staging
 // repository, whose config types kube-apiserver's OpenAPI covers.
 func TestStagingModulesStandIn(t *testing.T) {
-	l, err := Load("../../../locks/1.22.17.yaml")
+	l, err := Load("../../../../locks/1.22.17.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/semver"
 
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
 )
 
 // Candidate is a module@version proposed for a repository root.

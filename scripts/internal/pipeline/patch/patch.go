@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/tools/execx"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/base/testfile"
 )
 
 const onePatch = `From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -186,7 +186,7 @@ func TestOverlayHeader(t *testing.T) {
 // Every patch of the repository, and every overlay's header, carries the
 // full header.
 func TestRepositoryPatchHeaders(t *testing.T) {
-	root := filepath.Join("..", "..", "..")
+	root := filepath.Join("..", "..", "..", "..")
 	seen := map[string]bool{}
 	for _, top := range []string{"patches", "overlay"} {
 		dirs, err := os.ReadDir(filepath.Join(root, top))

@@ -13,10 +13,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"kubelet-toolchain/scripts/internal/fsutil"
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/lock"
+	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/lock"
 )
 
 // Progress reports one step of a long restore ("[37/185] module@version").

@@ -14,10 +14,10 @@ import (
 
 	"golang.org/x/mod/sumdb/dirhash"
 
-	"kubelet-toolchain/scripts/internal/godeps"
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/lock"
-	"kubelet-toolchain/scripts/internal/testfile"
+	"kubelet-toolchain/scripts/internal/base/testfile"
+	"kubelet-toolchain/scripts/internal/pipeline/godeps"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
+	"kubelet-toolchain/scripts/internal/pipeline/lock"
 )
 
 // fixture is a Godeps-era tree of n vendored repositories, their modules

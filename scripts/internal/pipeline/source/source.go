@@ -16,8 +16,8 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
 
-	"kubelet-toolchain/scripts/internal/gomod"
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/gomod"
 )
 
 // ModulePath is the module every release is fetched as.

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
 
-	"kubelet-toolchain/scripts/internal/matrix"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // fakeRelease writes a small k8s.io/kubernetes module zip and a release

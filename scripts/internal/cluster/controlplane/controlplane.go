@@ -201,45 +201,20 @@ func (cp *ControlPlane) Commands() map[string][]string {
 }
 
 func (cp *ControlPlane) daemons() []daemon {
-	pki := cp.Layout.PKI()
-	p := func(f string) string { return filepath.Join(pki, f) }
-	etcdURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdClient)
+	return []daemon{cp.etcd(), cp.apiServer(), cp.controllerManager(), cp.scheduler()}
+}
+
+func (cp *ControlPlane) pki(f string) string { return filepath.Join(cp.Layout.PKI(), f) }
+func (cp *ControlPlane) bin(n string) string { return filepath.Join(cp.BinDir, n) }
+func (cp *ControlPlane) etcdURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdClient)
+}
+
+func (cp *ControlPlane) etcd() daemon {
+	p := cp.pki
+	etcdURL := cp.etcdURL()
 	etcdPeerURL := fmt.Sprintf("https://127.0.0.1:%d", cp.Ports.EtcdPeer)
-	bin := func(n string) string { return filepath.Join(cp.BinDir, n) }
-	// The controller manager's and the scheduler's health, on loopback at
-	// the instance's port. Through 1.21 over plain HTTP (--address/--port;
-	// 1.9 has no --secure-port yet). From 1.12 they also serve HTTPS, by
-	// default on every address at fixed ports (10257, 10259): off, as two
-	// instances would collide there. 1.22's controller manager and 1.23's
-	// scheduler serve no plain HTTP (--port "has no effect" and takes only
-	// 0), so from 1.22 both serve health over TLS only, with certificates
-	// from the cluster CA, authenticating and authorizing by the API
-	// server, as kubeadm runs them; /healthz is among their always-allowed
-	// paths. --port=0 still: 1.22's scheduler would otherwise serve plain
-	// HTTP on every address at 10251.
-	health := func(name string, port int) ([]string, string) {
-		switch m := cp.minor(); {
-		case m >= 22:
-			return []string{
-				"--port=0", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
-				"--tls-cert-file=" + p(name+"-serving.crt"), "--tls-private-key-file=" + p(name+"-serving.key"),
-				"--authentication-kubeconfig=" + p(name+".kubeconfig"), "--authorization-kubeconfig=" + p(name+".kubeconfig"),
-			}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
-		case m >= 12:
-			return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--secure-port=0"}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
-		default:
-			return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port)}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
-		}
-	}
-	cmServing, cmHealth := health("controller-manager", cp.Ports.Controller)
-	schedServing, schedHealth := health("scheduler", cp.Ports.Scheduler)
-	// From 1.20 the API server issues bound service account tokens and
-	// requires their issuer and signing key.
-	var saIssuer []string
-	if cp.minor() >= 20 {
-		saIssuer = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
-	}
-	return []daemon{{
+	return daemon{
 		name: "etcd", bin: cp.Etcd,
 		args: []string{
 			"--name=rehearsal", "--data-dir=" + cp.Layout.EtcdData(),
@@ -255,10 +230,21 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--peer-client-cert-auth", "--peer-trusted-ca-file=" + p("ca.crt"),
 		},
 		health: etcdURL + "/health",
-	}, {
-		name: "kube-apiserver", bin: bin("kube-apiserver"),
+	}
+}
+
+func (cp *ControlPlane) apiServer() daemon {
+	p := cp.pki
+	// From 1.20 the API server issues bound service account tokens and
+	// requires their issuer and signing key.
+	var saIssuer []string
+	if cp.minor() >= 20 {
+		saIssuer = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
+	}
+	return daemon{
+		name: "kube-apiserver", bin: cp.bin("kube-apiserver"),
 		args: append([]string{
-			"--etcd-servers=" + etcdURL, "--storage-backend=etcd3",
+			"--etcd-servers=" + cp.etcdURL(), "--storage-backend=etcd3",
 			"--etcd-cafile=" + p("ca.crt"),
 			"--etcd-certfile=" + p("apiserver-etcd-client.crt"), "--etcd-keyfile=" + p("apiserver-etcd-client.key"),
 			"--anonymous-auth=false", "--profiling=false",
@@ -279,8 +265,14 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--v=1",
 		}, saIssuer...),
 		health: cp.Server() + "/healthz",
-	}, {
-		name: "kube-controller-manager", bin: bin("kube-controller-manager"),
+	}
+}
+
+func (cp *ControlPlane) controllerManager() daemon {
+	p := cp.pki
+	serving, health := cp.health("controller-manager", cp.Ports.Controller)
+	return daemon{
+		name: "kube-controller-manager", bin: cp.bin("kube-controller-manager"),
 		args: append([]string{
 			"--kubeconfig=" + p("controller-manager.kubeconfig"),
 			"--profiling=false", "--leader-elect=false",
@@ -289,16 +281,49 @@ func (cp *ControlPlane) daemons() []daemon {
 			"--use-service-account-credentials=true",
 			"--cluster-signing-cert-file=" + p("ca.crt"), "--cluster-signing-key-file=" + p("ca.key"),
 			"--v=1",
-		}, cmServing...),
-		health: cmHealth,
-	}, {
-		name: "kube-scheduler", bin: bin("kube-scheduler"),
+		}, serving...),
+		health: health,
+	}
+}
+
+func (cp *ControlPlane) scheduler() daemon {
+	serving, health := cp.health("scheduler", cp.Ports.Scheduler)
+	return daemon{
+		name: "kube-scheduler", bin: cp.bin("kube-scheduler"),
 		args: append([]string{
-			"--kubeconfig=" + p("scheduler.kubeconfig"),
+			"--kubeconfig=" + cp.pki("scheduler.kubeconfig"),
 			"--profiling=false", "--leader-elect=false", "--v=1",
-		}, schedServing...),
-		health: schedHealth,
-	}}
+		}, serving...),
+		health: health,
+	}
+}
+
+// health is how the controller manager or the scheduler serves its
+// health, on loopback at the instance's port, and the URL to read it.
+// Through 1.21 over plain HTTP (--address/--port; 1.9 has no
+// --secure-port yet). From 1.12 they also serve HTTPS, by default on
+// every address at fixed ports (10257, 10259): off, as two instances
+// would collide there. 1.22's controller manager and 1.23's scheduler
+// serve no plain HTTP (--port "has no effect" and takes only 0), so from
+// 1.22 both serve health over TLS only, with certificates from the
+// cluster CA, authenticating and authorizing by the API server, as
+// kubeadm runs them; /healthz is among their always-allowed paths.
+// --port=0 still: 1.22's scheduler would otherwise serve plain HTTP on
+// every address at 10251.
+func (cp *ControlPlane) health(name string, port int) ([]string, string) {
+	p := cp.pki
+	switch m := cp.minor(); {
+	case m >= 22:
+		return []string{
+			"--port=0", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+			"--tls-cert-file=" + p(name+"-serving.crt"), "--tls-private-key-file=" + p(name+"-serving.key"),
+			"--authentication-kubeconfig=" + p(name+".kubeconfig"), "--authorization-kubeconfig=" + p(name+".kubeconfig"),
+		}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+	case m >= 12:
+		return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--secure-port=0"}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
+	default:
+		return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port)}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
+	}
 }
 
 // minor is the binaries' minor version (9 for 1.9.11).

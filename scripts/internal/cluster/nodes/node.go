@@ -128,39 +128,68 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		return nil, fmt.Errorf("node %s: cluster needs Name, Root, Image, WorkDir and CNIBinDir", s.Name)
 	}
 	n := c.node(s)
-	// A new node's logs start empty; the previous node of that name's are
-	// kept one generation, as <node>.prev.
-	if _, err := os.Stat(n.LogDir()); err == nil {
-		prev := n.LogDir() + ".prev"
-		if err := os.RemoveAll(prev); err != nil {
-			return nil, fmt.Errorf("node %s: %w", s.Name, err)
-		}
-		if err := os.Rename(n.LogDir(), prev); err != nil {
-			return nil, fmt.Errorf("node %s: %w", s.Name, err)
-		}
-	}
-	for _, d := range []string{n.LogDir(), n.ManifestDir(), filepath.Join(n.nodeDir(), "cni"), n.runDir(), c.stageDir()} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("node %s: %w", s.Name, err)
-		}
-	}
-	if err := fsutil.WriteFileAtomic(filepath.Join(n.nodeDir(), "cni", "10-rehearsal.conflist"), CNIConfig(n.PodCIDR()), 0o644); err != nil {
-		return nil, fmt.Errorf("node %s: CNI config: %w", s.Name, err)
-	}
-	clamp := ""
-	if c.RuncClamp != "" {
-		p, err := c.stage(c.RuncClamp, "runc-clamp")
-		if err != nil {
-			return nil, fmt.Errorf("node %s: %w", s.Name, err)
-		}
-		clamp = p
+	clamp, err := c.prepareHostDirs(n)
+	if err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	if _, err := c.Engine.Run(ctx, append([]string{"volume", "create"}, append(c.labels(s.Name), n.Volume)...)...); err != nil {
 		return nil, fmt.Errorf("node %s: volume: %w", s.Name, err)
 	}
-	args := []string{"run", "-d", "--name", n.Container, "--hostname", s.Name}
-	args = append(args, c.labels(s.Name)...)
+	if _, err := c.Engine.Run(ctx, c.runArgs(n, clamp)...); err != nil {
+		n.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("node %s: docker run: %w", s.Name, err)
+	}
+	if err := n.waitReady(ctx, 90*time.Second); err != nil {
+		n.Remove(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	ip, err := c.Engine.Run(ctx, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", n.Container)
+	if err != nil || net.ParseIP(ip) == nil {
+		n.Remove(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("node %s: no IP address (%q): %v", s.Name, ip, err)
+	}
+	n.ip = ip
+	klog.Infof("node %s (%s) up, dockerd ready in %s", s.Name, ip, time.Since(start).Round(100*time.Millisecond))
+	return n, nil
+}
+
+// prepareHostDirs makes the node's directories on the host, its CNI
+// config, and stages the runc clamp (its path in the node, "" if none).
+// A new node's logs start empty; the previous node of that name's are
+// kept one generation, as <node>.prev.
+func (c *Cluster) prepareHostDirs(n *Node) (clamp string, err error) {
+	if _, err := os.Stat(n.LogDir()); err == nil {
+		prev := n.LogDir() + ".prev"
+		if err := os.RemoveAll(prev); err != nil {
+			return "", fmt.Errorf("node %s: %w", n.Spec.Name, err)
+		}
+		if err := os.Rename(n.LogDir(), prev); err != nil {
+			return "", fmt.Errorf("node %s: %w", n.Spec.Name, err)
+		}
+	}
+	for _, d := range []string{n.LogDir(), n.ManifestDir(), filepath.Join(n.nodeDir(), "cni"), n.runDir(), c.stageDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", fmt.Errorf("node %s: %w", n.Spec.Name, err)
+		}
+	}
+	if err := fsutil.WriteFileAtomic(filepath.Join(n.nodeDir(), "cni", "10-rehearsal.conflist"), CNIConfig(n.PodCIDR()), 0o644); err != nil {
+		return "", fmt.Errorf("node %s: CNI config: %w", n.Spec.Name, err)
+	}
+	if c.RuncClamp != "" {
+		p, err := c.stage(c.RuncClamp, "runc-clamp")
+		if err != nil {
+			return "", fmt.Errorf("node %s: %w", n.Spec.Name, err)
+		}
+		clamp = p
+	}
+	return clamp, nil
+}
+
+// runArgs is the node container's docker run.
+func (c *Cluster) runArgs(n *Node, clamp string) []string {
+	args := []string{"run", "-d", "--name", n.Container, "--hostname", n.Spec.Name}
+	args = append(args, c.labels(n.Spec.Name)...)
 	args = append(args,
 		"--cgroupns=private", "--cap-add=ALL", "--cap-drop=SYS_RESOURCE",
 		// A module loaded in a node is loaded in the machine's kernel (the
@@ -184,31 +213,16 @@ func (c *Cluster) Create(ctx context.Context, s Spec) (*Node, error) {
 		"-v", n.ManifestDir()+":"+NodeManifestDir+":ro",
 		"-v", n.LogDir()+":"+NodeLogDir,
 		"-v", n.runDir()+":"+nodeHostRunDir,
-		"-e", "NODE_NAME="+s.Name,
-		"-e", fmt.Sprintf("DOCKER_BIP=172.30.%d.1/24", s.Index),
+		"-e", "NODE_NAME="+n.Spec.Name,
+		"-e", fmt.Sprintf("DOCKER_BIP=172.30.%d.1/24", n.Spec.Index),
 		"-e", "CLUSTER_CIDR="+ClusterCIDR,
 		"-e", "RUNC_CLAMP="+clamp,
 	)
-	if s.ConfigDir != "" {
-		args = append(args, "-v", s.ConfigDir+":"+NodeConfigDir+":ro")
+	if n.Spec.ConfigDir != "" {
+		args = append(args, "-v", n.Spec.ConfigDir+":"+NodeConfigDir+":ro")
 	}
 	args = append(args, "--entrypoint", "/usr/bin/tini", c.Image, "--", supervisor, "boot")
-	if _, err := c.Engine.Run(ctx, args...); err != nil {
-		n.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("node %s: docker run: %w", s.Name, err)
-	}
-	if err := n.waitReady(ctx, 90*time.Second); err != nil {
-		n.Remove(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	ip, err := c.Engine.Run(ctx, "inspect", "-f", "{{.NetworkSettings.IPAddress}}", n.Container)
-	if err != nil || net.ParseIP(ip) == nil {
-		n.Remove(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("node %s: no IP address (%q): %v", s.Name, ip, err)
-	}
-	n.ip = ip
-	klog.Infof("node %s (%s) up, dockerd ready in %s", s.Name, ip, time.Since(start).Round(100*time.Millisecond))
-	return n, nil
+	return args
 }
 
 func (c *Cluster) node(s Spec) *Node {

@@ -123,7 +123,8 @@ type Cluster struct {
 	nodes   *nodes.Cluster
 	log     func(string, ...any)
 	// Timings of bring-up, for the closing report.
-	Timings map[string]time.Duration
+	Timings   map[string]time.Duration
+	timingsMu sync.Mutex
 }
 
 func logger(w io.Writer) func(string, ...any) {
@@ -170,20 +171,7 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		CP:      &controlplane.ControlPlane{Layout: l.ControlPlane(), Release: o.ControlPlane.Release, BinDir: o.ControlPlaneBin, Address: addr, Ports: l.Ports(), Log: log},
 		Kubectl: Kubectl{Bin: filepath.Join(o.ControlPlaneBin, "kubectl"), Kubeconfig: l.ControlPlane().Kubeconfig()},
 	}
-	var mu sync.Mutex // steps run side by side where they do not wait on each other
-	step := func(name string, f func() error) error {
-		start := time.Now()
-		err := f()
-		mu.Lock()
-		c.Timings[name] = time.Since(start)
-		mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		log("%s: %s", name, time.Since(start).Round(100*time.Millisecond))
-		return nil
-	}
-	if err := step("engine", func() error { return l.engineScript(ctx, "engine-up.sh", o.Network, o.Log) }); err != nil {
+	if err := c.step("engine", func() error { return l.engineScript(ctx, "engine-up.sh", o.Network, o.Log) }); err != nil {
 		return nil, err
 	}
 	c.nodes = &nodes.Cluster{Engine: l.engine(), Name: clusterName, Root: l.Root, WorkDir: l.Dir}
@@ -198,102 +186,21 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 	if err := Down(ctx, l, o.Network, false, o.Log); err != nil {
 		return nil, err
 	}
-	// FROM's kubelet, the node image and the node tools need nothing of
-	// each other: made side by side. The control plane starts after them,
-	// off the busiest minutes (its start takes seconds). A kube-scheduler
-	// (CI, 2026-11-26) and a kube-controller-manager (2026-11-27) reported
-	// dead at start "without a word" were alive: the health check had read
-	// their command line before the kernel filled it in (execx.StartDaemon
-	// now returns only once it can be read).
-	var fromKubelet string
-	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		return step("kubelet "+o.From.Release, func() (err error) {
-			fromKubelet, err = kubeletFor(gctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
-			return err
-		})
-	})
-	g.Go(func() error {
-		return step("node image", func() (err error) {
-			c.nodes.Image, err = nodes.EnsureImage(gctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir()})
-			return err
-		})
-	})
-	g.Go(func() error {
-		return step("node tools", func() (err error) {
-			if c.nodes.CNIBinDir, err = nodes.BuildCNIPlugins(gctx, filepath.Join(o.Matrix.OutputDir(), "cni")); err != nil {
-				return err
-			}
-			if needsClamp() {
-				c.nodes.RuncClamp = filepath.Join(l.Dir, "runc-clamp")
-				return nodes.BuildRuncClamp(gctx, l.Root, c.nodes.RuncClamp)
-			}
-			return nil
-		})
-	})
-	if err := g.Wait(); err != nil {
+	fromKubelet, err := c.prepare(ctx, o)
+	if err != nil {
 		return nil, err
 	}
-	if err := step("control plane", func() (err error) {
-		if c.CP.Etcd, err = controlplane.EnsureEtcd(ctx, l.Cache(), log); err != nil {
-			return err
-		}
-		if err := c.CP.WritePKI(); err != nil {
-			return err
-		}
-		return c.CP.Start(ctx)
-	}); err != nil {
+	if err := c.step("control plane", func() error { return c.startControlPlane(ctx) }); err != nil {
 		return nil, err
 	}
 	st := state{Lockdown: clusterLockdown, From: o.From.Release, ControlPlane: o.ControlPlane.Release, Network: o.Network, Image: c.nodes.Image, UpAt: time.Now().UTC().Format(time.RFC3339)}
-	if err := step("nodes", func() error {
-		c.Nodes = make([]*nodes.Node, o.Nodes)
-		g, gctx := errgroup.WithContext(ctx)
-		for i := 1; i <= o.Nodes; i++ {
-			name := fmt.Sprintf("node-%d", i)
-			st.Nodes = append(st.Nodes, nodeState{Name: name, Index: i})
-			g.Go(func() error {
-				if err := c.CP.NodeCredentials(l.NodeConfig(name), nodes.NodeConfigDir, name); err != nil {
-					return err
-				}
-				n, err := c.nodes.Create(gctx, nodes.Spec{Name: name, Index: i, ConfigDir: l.NodeConfig(name)})
-				c.Nodes[i-1] = n
-				if err != nil {
-					return err
-				}
-				// The node's address is known now: the API server
-				// dials its kubelet there and checks this certificate.
-				return c.CP.KubeletServing(l.NodeConfig(name), name, n.IP())
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return err
-		}
-		return c.wire(ctx)
-	}); err != nil {
+	if err := c.step("nodes", func() (err error) { st.Nodes, err = c.createNodes(ctx, o.Nodes); return err }); err != nil {
 		return nil, err
 	}
-	if err := step("images", func() error { return c.LoadImages(ctx, baseImages(o.Matrix)) }); err != nil {
+	if err := c.step("images", func() error { return c.LoadImages(ctx, baseImages(o.Matrix)) }); err != nil {
 		return nil, err
 	}
-	if err := step("kubelets "+o.From.Release, func() error {
-		g, gctx := errgroup.WithContext(ctx)
-		for _, n := range c.Nodes {
-			g.Go(func() error {
-				if _, err := n.StartKubeProxy(gctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
-					return err
-				}
-				return c.StartKubelet(gctx, n, o.From, matrix.Vanilla, fromKubelet)
-			})
-		}
-		if err := g.Wait(); err != nil {
-			return err
-		}
-		if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
-			return err
-		}
-		return c.KubeProxiesRunning(ctx)
-	}); err != nil {
+	if err := c.step("kubelets "+o.From.Release, func() error { return c.startNodeDaemons(ctx, o, fromKubelet) }); err != nil {
 		return nil, err
 	}
 	b, _ := json.MarshalIndent(st, "", "  ")
@@ -305,6 +212,121 @@ func Up(ctx context.Context, o UpOptions) (*Cluster, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// step runs one of Up's steps, timed into c.Timings and logged; steps run
+// side by side where they do not wait on each other.
+func (c *Cluster) step(name string, f func() error) error {
+	start := time.Now()
+	err := f()
+	c.timingsMu.Lock()
+	c.Timings[name] = time.Since(start)
+	c.timingsMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c.log("%s: %s", name, time.Since(start).Round(100*time.Millisecond))
+	return nil
+}
+
+// prepare makes what the nodes need and returns FROM's kubelet: FROM's
+// kubelet, the node image and the node tools need nothing of each other
+// and are made side by side. The control plane starts after them, off the
+// busiest minutes (its start takes seconds). A kube-scheduler (CI,
+// 2026-11-26) and a kube-controller-manager (2026-11-27) reported dead at
+// start "without a word" were alive: the health check had read their
+// command line before the kernel filled it in (execx.StartDaemon now
+// returns only once it can be read).
+func (c *Cluster) prepare(ctx context.Context, o UpOptions) (string, error) {
+	var fromKubelet string
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return c.step("kubelet "+o.From.Release, func() (err error) {
+			fromKubelet, err = kubeletFor(gctx, o.Matrix, o.From, matrix.Vanilla, o.Log)
+			return err
+		})
+	})
+	g.Go(func() error {
+		return c.step("node image", func() (err error) {
+			c.nodes.Image, err = nodes.EnsureImage(gctx, nodes.ImageOptions{Engine: c.nodes.Engine, Dir: nodes.ImageCacheDir()})
+			return err
+		})
+	})
+	g.Go(func() error {
+		return c.step("node tools", func() (err error) {
+			if c.nodes.CNIBinDir, err = nodes.BuildCNIPlugins(gctx, filepath.Join(o.Matrix.OutputDir(), "cni")); err != nil {
+				return err
+			}
+			if needsClamp() {
+				c.nodes.RuncClamp = filepath.Join(c.Layout.Dir, "runc-clamp")
+				return nodes.BuildRuncClamp(gctx, c.Layout.Root, c.nodes.RuncClamp)
+			}
+			return nil
+		})
+	})
+	return fromKubelet, g.Wait()
+}
+
+// startControlPlane starts etcd and the control plane's daemons with a
+// fresh PKI.
+func (c *Cluster) startControlPlane(ctx context.Context) (err error) {
+	if c.CP.Etcd, err = controlplane.EnsureEtcd(ctx, c.Layout.Cache(), c.log); err != nil {
+		return err
+	}
+	if err := c.CP.WritePKI(); err != nil {
+		return err
+	}
+	return c.CP.Start(ctx)
+}
+
+// createNodes creates node-1..node-count side by side, each with its
+// credentials, and routes their pod CIDRs.
+func (c *Cluster) createNodes(ctx context.Context, count int) ([]nodeState, error) {
+	var states []nodeState
+	c.Nodes = make([]*nodes.Node, count)
+	g, gctx := errgroup.WithContext(ctx)
+	for i := 1; i <= count; i++ {
+		name := fmt.Sprintf("node-%d", i)
+		states = append(states, nodeState{Name: name, Index: i})
+		g.Go(func() error {
+			if err := c.CP.NodeCredentials(c.Layout.NodeConfig(name), nodes.NodeConfigDir, name); err != nil {
+				return err
+			}
+			n, err := c.nodes.Create(gctx, nodes.Spec{Name: name, Index: i, ConfigDir: c.Layout.NodeConfig(name)})
+			c.Nodes[i-1] = n
+			if err != nil {
+				return err
+			}
+			// The node's address is known now: the API server
+			// dials its kubelet there and checks this certificate.
+			return c.CP.KubeletServing(c.Layout.NodeConfig(name), name, n.IP())
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return states, err
+	}
+	return states, c.wire(ctx)
+}
+
+// startNodeDaemons starts kube-proxy and FROM's kubelet on every node and
+// waits for the nodes Ready with their kube-proxies running.
+func (c *Cluster) startNodeDaemons(ctx context.Context, o UpOptions, fromKubelet string) error {
+	g, gctx := errgroup.WithContext(ctx)
+	for _, n := range c.Nodes {
+		g.Go(func() error {
+			if _, err := n.StartKubeProxy(gctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
+				return err
+			}
+			return c.StartKubelet(gctx, n, o.From, matrix.Vanilla, fromKubelet)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	if err := c.WaitNodesReady(ctx, o.From, matrix.Vanilla, 3*time.Minute); err != nil {
+		return err
+	}
+	return c.KubeProxiesRunning(ctx)
 }
 
 // wire routes every node's pod CIDR to it from every other node.

@@ -50,14 +50,112 @@ func ParseFaults(s string) ([]string, error) {
 	return out, nil
 }
 
+// A fault is one of the field reports' failures, put in place on the
+// first node before the walk and active for that node's first switch to
+// TO.
+type fault interface {
+	name() string
+	on() *nodes.Node
+	// arm runs just before the switch: it may stop the node's kubelet and
+	// change the node; it returns flags for the kubelet switched to.
+	arm(ctx context.Context, w *rehearsal) (flags []string, err error)
+	// judge runs once the switched kubelet was watched: it ends the fault
+	// and returns it as the report gives it, its prediction checked.
+	judge(ctx context.Context, w *rehearsal, s switched) verdict.Fault
+	// unjudged returns the fault as the report gives it when the walk
+	// stopped before judge ran, if it has anything to say then.
+	unjudged() (verdict.Fault, bool)
+	close()
+}
+
+// switched is the run of the kubelet a fault was armed for.
+type switched struct {
+	kr   verdict.KubeletRun
+	exit *verdict.KubeletExit // nil: it did not exit
+	run  nodes.Run
+	at   time.Time // the switch began
+}
+
+// faultStarts puts each fault in place on node, before the preflight: the
+// hang's proxy (the preflight reads that node through it, as its kubelet
+// will), the orphan's pod (it becomes the orphan while the switch has the
+// kubelet stopped).
+var faultStarts = map[string]func(context.Context, *rehearsal, *nodes.Node) (fault, error){
+	FaultHang: func(_ context.Context, w *rehearsal, n *nodes.Node) (fault, error) {
+		h, err := w.c.startHang(n, w.baseline)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	},
+	FaultOrphan: func(ctx context.Context, w *rehearsal, n *nodes.Node) (fault, error) {
+		o, err := w.c.startOrphanPod(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		return o, nil
+	},
+}
+
+// startFaults puts FAULTS in place on the first node, in Faults' order.
+func (w *rehearsal) startFaults(ctx context.Context) error {
+	for _, name := range Faults {
+		if !slices.Contains(w.o.Faults, name) {
+			continue
+		}
+		f, err := faultStarts[name](ctx, w, w.c.Nodes[0])
+		if err != nil {
+			return err
+		}
+		w.faults = append(w.faults, f)
+	}
+	return nil
+}
+
+// faultsUnjudged reports the faults the walk stopped before judging.
+func (w *rehearsal) faultsUnjudged() {
+	for _, f := range w.faults {
+		if rf, ok := f.unjudged(); ok {
+			w.rep.Faults = append(w.rep.Faults, rf)
+		}
+	}
+}
+
 // hang is a FaultHang in place: the proxy runs in this process, its
 // socket in the node's run directory, which the node sees too; only the
 // kubelet started with kubeletFlags dials it.
 type hang struct {
-	node  *nodes.Node
-	proxy *dockerproxy.Proxy
-	log   *os.File
-	fault verdict.Fault
+	node   *nodes.Node
+	proxy  *dockerproxy.Proxy
+	log    *os.File
+	fault  verdict.Fault
+	judged bool
+}
+
+func (h *hang) name() string    { return FaultHang }
+func (h *hang) on() *nodes.Node { return h.node }
+
+// arm points the kubelet at the proxy; the hang holds through the phase.
+func (h *hang) arm(context.Context, *rehearsal) ([]string, error) { return h.kubeletFlags(), nil }
+
+func (h *hang) judge(_ context.Context, w *rehearsal, s switched) verdict.Fault {
+	f := h.free()
+	f.While = fmt.Sprintf("from before the switch to %s until its phase was watched (%.0fs)", s.kr.Kubelet, verdict.Since(s.at))
+	f.Predicted, f.PredictionHeld = hangPrediction(w.pred.Hung, f.ContainerID, w.o.Variant, s.kr)
+	h.judged = true
+	w.log("fault %s freed on node %s: %d inspect requests were held", FaultHang, h.node.Name, f.Held)
+	return f
+}
+
+// unjudged frees the container the walk stopped holding before its phase
+// was judged.
+func (h *hang) unjudged() (verdict.Fault, bool) {
+	if h.judged {
+		return verdict.Fault{}, false
+	}
+	f := h.free()
+	f.While = "from before the first switch to TO until the walk stopped"
+	return f, true
 }
 
 // startHang picks the first running app container (by pod key) of a
@@ -158,6 +256,55 @@ const OrphanGoneBound = 2 * time.Minute
 type orphan struct {
 	node  *nodes.Node
 	fault verdict.Fault
+}
+
+func (o *orphan) name() string                    { return FaultOrphan }
+func (o *orphan) on() *nodes.Node                 { return o.node }
+func (o *orphan) unjudged() (verdict.Fault, bool) { return verdict.Fault{}, false }
+func (o *orphan) close()                          {}
+
+// arm makes the orphan with the node's kubelet stopped, and runs the
+// preflight again there, as an operator would.
+func (o *orphan) arm(ctx context.Context, w *rehearsal) ([]string, error) {
+	if _, err := o.node.StopKubelet(ctx); err != nil {
+		return nil, err
+	}
+	if err := o.make(ctx, w.c); err != nil {
+		return nil, err
+	}
+	_, err := w.predictNode(ctx, o.node)
+	return nil, err
+}
+
+// judge checks the switched kubelet removed the orphan, or exited on it
+// as predicted. A kubelet that tolerates the orphan removes it; one that
+// exited on it leaves it to the rehearsal, which made it, and the node
+// goes back to FROM, as found.
+func (o *orphan) judge(ctx context.Context, w *rehearsal, s switched) verdict.Fault {
+	removed := false
+	if s.exit == nil {
+		took, err := o.gone(ctx, OrphanGoneBound)
+		removed = err == nil
+		o.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s; removed by it %.0fs after its start", s.kr.Kubelet, verdict.Since(s.run.Started))
+		if err != nil {
+			o.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s; still there %s later: %v", s.kr.Kubelet, took.Round(time.Second), err)
+		}
+	} else {
+		o.fault.While = fmt.Sprintf("made with the kubelet stopped for the switch to %s, which exited on it", s.kr.Kubelet)
+	}
+	o.fault.Predicted, o.fault.PredictionHeld = orphanPrediction(w.pred.Orphans, o.fault.ContainerID, w.o.Variant, s.exit, removed)
+	w.log("fault %s on node %s: %s", FaultOrphan, o.node.Name, o.fault.While)
+	if s.exit != nil || !removed {
+		if err := o.remove(ctx); err != nil {
+			w.log("fault %s: removing container %.12s: %v", FaultOrphan, o.fault.ContainerID, err)
+		}
+	}
+	if s.exit != nil {
+		if err := w.c.StartKubelet(ctx, o.node, w.from.r, w.from.v, w.from.binary); err != nil {
+			w.log("node %s: back to FROM %s: %v", o.node.Name, w.from.r.Release, err)
+		}
+	}
+	return o.fault
 }
 
 // startOrphanPod runs the pod the orphan is made from on node, and

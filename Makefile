@@ -77,7 +77,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 ##@ Test
 
 .PHONY: test
-test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-checked, checksummed; the control planes and e2e_node.test too), in-tree tests of the fixes, TLS handshakes
+test: $(TOOLCHAIN) ## The presubmit's checks (docs/e2e.md, the rule): unit tests, vet, gofmt; every build target whose inputs differ from CHECKSUMS.inputs built, checked against CHECKSUMS, its lock, in-tree tests and cross-checks (toolchain prove --changed); the TLS suite
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test.json
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
@@ -85,29 +85,31 @@ test: $(TOOLCHAIN) ## Unit tests, lock checks, real builds (started, cross-check
 # module (versions.yaml, locks/, patches/), so a cached pass could hide
 # a test those files now fail (a clean clone at the same path builds the
 # same test binary); uncached, the three modules' tests take about 30 s.
-	cd scripts && go test -count=1 ./...
-	cd tools && go test -count=1 ./...
+	cd scripts && go vet ./... && go test -count=1 ./...
+	cd tools && go vet ./... && go test -count=1 ./...
 	cd e2e && go vet ./... && go test -count=1 ./framework ./conformance ./cmd/conformance
-	$(MAKE) --no-print-directory verify-locks
-	$(MAKE) --no-print-directory kubelet VERSION=1.9.11 VARIANT=vanilla
-	$(CLI) smoke --release 1.9.11 --variant vanilla
-	$(CLI) hash-crosscheck --count 1000
-	releases=$$($(CLI) releases --names) && for v in $$releases; do $(MAKE) --no-print-directory test-tree VERSION=$$v || exit 1; done
-	$(CLI) smoke --release 1.9.11 --variant patched
-	cps=$$($(CLI) releases --control-planes) && for v in $$cps; do $(MAKE) --no-print-directory control-plane VERSION=$$v && \
-	  $(MAKE) --no-print-directory check-control-plane VERSION=$$v || exit 1; done
-	$(MAKE) --no-print-directory conformance-suite VERSION=1.9.11
-	e2e/run.sh tls
-	$(MAKE) --no-print-directory verify-checksums
+	$(CLI) prove --changed
+	E2E_RUN=$(or $(E2E_RUN),local) e2e/run.sh tls
 	$(CLI) machine check $(OUTPUT)/machine/test.json
 
+.PHONY: test-release
+test-release: $(TOOLCHAIN) ## One release's shard of make test-all: its targets built from scratch and checked against CHECKSUMS, its lock, in-tree tests and cross-checks with its neighbours, every e2e spec labelled with it (extended ones and rehearsals too), its packages: make test-release VERSION=1.9.11
+	@[ -n "$(VERSION)" ] || { echo "make test-release: VERSION=<release> is required (make releases)" >&2; exit 2; }
+	scripts/prereqs.sh
+	$(CLI) machine save $(OUTPUT)/machine/test-release.json
+	$(CLI) prove --release "$(VERSION)"
+	E2E_RUN=release-$(VERSION) E2E_SPECS=release:$(VERSION) e2e/run.sh upgrade inspect-hang orphan tls rehearsal rehearsal-1.8 nodes \
+	  $$($(CLI) releases --conformance | grep -qx "$(VERSION)" && echo conformance)
+	$(MAKE) --no-print-directory package VERSION=$(VERSION)
+	$(MAKE) --no-print-directory check-package VERSION=$(VERSION)
+	$(CLI) machine check $(OUTPUT)/machine/test-release.json
+
 .PHONY: test-all
-test-all: $(TOOLCHAIN) ## CI's run and what docs/e2e.md's rule keeps out of it: every e2e spec (E2E_SPECS=all: the "extended" ones, the rehearsals through 1.8) and upstream's node conformance specs, every series on every release (verify), every release packaged, 1.9.11's signed repositories checked with dnf and apt
+test-all: $(TOOLCHAIN) ## The periodic: make test, every release's shard (make test-release), every series on every release (verify), 1.9.11's signed repositories checked with dnf and apt
 	$(MAKE) --no-print-directory test
-	$(MAKE) --no-print-directory e2e FOCUS="upgrade inspect-hang orphan nodes rehearsal rehearsal-1.8 conformance" E2E_SPECS=all
-	$(MAKE) --no-print-directory verify
 	@releases=$$($(CLI) releases --names) && for v in $$releases; do \
-	  $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
+	  $(MAKE) --no-print-directory test-release VERSION=$$v || exit 1; done
+	$(MAKE) --no-print-directory verify
 	$(MAKE) --no-print-directory repo VERSIONS=1.9.11
 	$(MAKE) --no-print-directory check-repo VERSIONS=1.9.11
 
@@ -128,12 +130,8 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds the kubelets; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|extended|all] [E2E_PROCS=n]
+e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds what the chosen specs run; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|release:<release>|extended|all] [E2E_PROCS=n] [E2E_RUN=name]
 	@scripts/prereqs.sh
-	@releases=$$($(CLI) releases --names) && for v in $$releases; do for variant in vanilla patched; do \
-	  $(CLI) kubelet --release $$v --variant $$variant || exit 1; done; done
-	@$(CLI) conformance-suite --release 1.9.11
-	@cps=$$($(CLI) releases --control-planes) && for v in $$cps; do $(CLI) control-plane --release $$v || exit 1; done
 	e2e/run.sh $(FOCUS)
 
 .PHONY: conformance

@@ -29,10 +29,19 @@
 # often they pass. Each Ginkgo suite gets its JUnit report
 # (junit-<suite>.xml) and a summary line.
 #
-# E2E_SPECS picks specs within the Ginkgo suites: ci (default, without
-# "extended"), extended (only those) or all; E2E_FOCUS, when set, only the
-# specs whose text matches it (Ginkgo's --focus). docs/e2e.md says what CI
-# runs and what `make test-all` adds.
+# E2E_SPECS picks specs within the Ginkgo suites by their labels
+# (docs/e2e.md, the rule): ci (default: the seeds' own specs and those of
+# every build target whose inputs differ from CHECKSUMS.inputs, without
+# "extended"), release:<release> (every spec labelled with that release's
+# kubelet or control plane: make test-release), extended (only those) or
+# all; E2E_FOCUS, when set, only the specs whose text matches it (Ginkgo's
+# --focus). Before the run, a Ginkgo dry run lists the selected specs and
+# `toolchain e2e-targets` builds the kubelets and control planes they are
+# labelled with (and the nodes suite's), each checked against CHECKSUMS.
+#
+# E2E_RUN names the run (default local; CI's is ci, a shard's
+# release-<release>): its reports, summaries and Ginkgo logs go to
+# _output/e2e/<run>/, so one run's JUnit does not overwrite another's.
 #
 # The machine's kernel settings and loaded modules are recorded once
 # before all suites and checked once after them (toolchain machine): no
@@ -40,19 +49,15 @@
 # kubelet writes its kernel settings into shadows of its node's own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out="$root/_output/e2e"
+out="$root/_output/e2e/${E2E_RUN:-local}"
 toolchain=("$root/_output/bin/toolchain" --root "$root")
+[[ ${E2E_RUN:-local} =~ ^[a-z0-9.-]+$ ]] || { echo "e2e/run.sh: E2E_RUN=$E2E_RUN: want letters, digits, dots and dashes" >&2; exit 2; }
 mkdir -p "$out"
 start=$(date +%s)
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan nodes rehearsal)
-case "${E2E_SPECS:=ci}" in
-  ci) specs='!extended' ;;
-  extended) specs='extended' ;;
-  all) specs='' ;;
-  *) echo "e2e/run.sh: E2E_SPECS=$E2E_SPECS: want ci, extended or all" >&2; exit 2 ;;
-esac
+specs=$("${toolchain[@]}" e2e-targets --filter "${E2E_SPECS:=ci}") || exit 2
 host_suites=() cluster_suites=() nodes=0 conformance=0
 for s in "${suites[@]}"; do
   case "$s" in
@@ -79,7 +84,7 @@ fi
 : "${E2E_REHEARSALS:=$(( cores >= 8 ? cores / 4 : 1 ))}"
 [[ $E2E_PROCS =~ ^[1-9]$ ]] || { echo "e2e/run.sh: E2E_PROCS=$E2E_PROCS: want 1..9" >&2; exit 2; }
 [[ $E2E_REHEARSALS =~ ^[1-9]$ ]] || { echo "e2e/run.sh: E2E_REHEARSALS=$E2E_REHEARSALS: want 1..9" >&2; exit 2; }
-engines="$out/engines"
+engines="$root/_output/e2e/engines"
 
 # engine N up|down: the slot's engine.
 engine() {
@@ -122,7 +127,7 @@ run_ginkgo() {
   local name=$1 procs=$2 live=$3 filter= g s rc=0
   shift 3
   for g in "$@"; do filter+="${filter:+ || }$g"; done
-  filter="($filter)${specs:+ && $specs}"
+  filter="($filter)${specs:+ && ($specs)}"
   echo "==> e2e $name suites: $* (E2E_SPECS=$E2E_SPECS: $filter), $procs processes"
   rm -f "$out/summary-$name.txt" "$out/result-$name.txt"
   s=$(date +%s)
@@ -166,6 +171,42 @@ collect() {
 # binary (seen: "fork/exec .../node.test: no such file or directory"). A
 # precompiled suite is run in its directory, as a compiled one is, and left.
 (cd "$root/e2e" && go tool ginkgo build ./node) || { echo "e2e/run.sh: compiling e2e/node failed" >&2; exit 1; }
+
+# What the selected specs run, built before them (and what the nodes suite
+# starts: two nodes switching 1.7.5 <-> patched 1.9.11 with 1.9.11's
+# kube-proxy). The nodes suite then checks the flags of every kubelet and
+# control plane built here (NODES_E2E_TARGETS=built), or of every one with
+# E2E_SPECS=all.
+ginkgo_suites=("${host_suites[@]}" "${cluster_suites[@]}")
+also=()
+((nodes == 0)) || also=(--also kubelet:1.7.5,kubelet:1.9.11,control-plane:1.9.11)
+if [ ${#ginkgo_suites[@]} -gt 0 ] || ((nodes)); then
+  s=$(date +%s)
+  report=()
+  if [ ${#ginkgo_suites[@]} -gt 0 ]; then
+    filter=
+    for g in "${ginkgo_suites[@]}"; do filter+="${filter:+ || }$g"; done
+    (cd "$root/e2e" && go tool ginkgo --dry-run --no-color --label-filter="($filter)${specs:+ && ($specs)}" ${E2E_FOCUS:+--focus="$E2E_FOCUS"} \
+      --output-dir="$out" --json-report=dry-run.json ./node/node.test >"$out/dry-run.log" 2>&1) ||
+      { cat "$out/dry-run.log" >&2; echo "e2e/run.sh: the dry run failed" >&2; exit 1; }
+    report=(--report "$out/dry-run.json")
+    # A suite none of whose specs is selected (a release's shard names a
+    # few) is left out, rather than reported as a suite that ran nothing.
+    keep=$("${toolchain[@]}" e2e-targets "${report[@]}" --suites "$(IFS=,; echo "${ginkgo_suites[*]}")")
+    for kind in host_suites cluster_suites; do
+      declare -n list=$kind
+      kept=()
+      for g in "${list[@]}"; do
+        if grep -qx "$g" <<<"$keep"; then kept+=("$g"); else echo "    suite $g: no spec selected (E2E_SPECS=$E2E_SPECS)"; fi
+      done
+      list=("${kept[@]}")
+      unset -n list
+    done
+  fi
+  echo "==> e2e targets: the kubelets and control planes the specs are labelled with (and the nodes suite's when it runs)"
+  "${toolchain[@]}" e2e-targets "${report[@]}" "${also[@]}" >"$out/targets.txt" || { echo "e2e/run.sh: building the e2e's targets failed" >&2; exit 1; }
+  echo "    $(tr '\n' ' ' <"$out/targets.txt")($(( $(date +%s) - s ))s)"
+fi
 cluster_pid=
 start_cluster() {
   [ ${#cluster_suites[@]} -gt 0 ] || return 0
@@ -203,7 +244,9 @@ fi
 if ((nodes)); then
   echo "==> e2e suite nodes (beside the rehearsals; log $out/nodes.log)"
   s=$(date +%s) rc=0
-  (cd "$root/scripts" && go test -tags nodes_e2e ./internal/cluster/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
+  targets=built
+  [ "$E2E_SPECS" != all ] || targets=all
+  (cd "$root/scripts" && NODES_E2E_TARGETS=$targets go test -tags nodes_e2e ./internal/cluster/nodes -count=1 -v -timeout 30m) >"$out/nodes.log" 2>&1 || rc=$?
   # go test's: at least one test passed, none skipped.
   if [ "$rc" -eq 0 ] && grep -q '^--- PASS: ' "$out/nodes.log" && ! grep -q '^ *--- SKIP: ' "$out/nodes.log"; then v=passed; else v=FAILED; fi
   line nodes "$v" "$(( $(date +%s) - s ))" "(log $out/nodes.log)"
@@ -215,6 +258,9 @@ if ((conformance)); then
   s=$(date +%s) rc=0
   # The [Conformance] specs of test/e2e_node (not test/e2e/common's).
   focus='\[k8s\.io\] (Container Runtime Conformance Test|Container Lifecycle Hook|MirrorPod|Kubelet) .*\[Conformance\]'
+  "${toolchain[@]}" conformance-suite --release 1.9.11 >"$out/conformance-suite.log" 2>&1 &&
+  "${toolchain[@]}" kubelet --release 1.9.11 --variant patched >>"$out/conformance-suite.log" 2>&1 &&
+  "${toolchain[@]}" kubelet --release 1.9.11 --variant vanilla >>"$out/conformance-suite.log" 2>&1 &&
   "$root/tools/engine-up.sh" && (cd "$root/e2e" && go build -o "$root/_output/bin/conformance" ./cmd/conformance &&
     "$root/_output/bin/conformance" --compare --suite 1.9.11 --focus "$focus") 2>&1 | tee "$out/conformance.log" || rc=$?
   if [ "$rc" -eq 0 ] && grep -q 'Ran [1-9][0-9]* of' "$out/conformance.log"; then v=passed; else v=FAILED; fi

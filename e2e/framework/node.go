@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,10 @@ import (
 // /var/lib/dockershim and /var/run/dockershim.sock where a production
 // kubelet keeps its own, and sees only its own pod cgroups.
 type Node struct {
+	// Kubelets, when set, are the only releases Start may run: the
+	// spec's kubelet labels, so a spec cannot start a kubelet the run did
+	// not build for it.
+	Kubelets    []string
 	Root        string // repository root
 	Dir         string // this node's scratch dir
 	ManifestDir string
@@ -90,6 +95,9 @@ func (n *Node) Start(release, variant string) (*Kubelet, error) {
 
 // StartWith is Start with extra flags or environment.
 func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet, error) {
+	if n.Kubelets != nil && !slices.Contains(n.Kubelets, release) {
+		return nil, fmt.Errorf("kubelet %s: the spec is not labelled kubelet:%s (it may start only %v; e2e/run.sh builds only the kubelets the selected specs are labelled with)", release, release, n.Kubelets)
+	}
 	n.StopKubelet()
 	r, err := LoadRelease(n.Root, release)
 	if err != nil {

@@ -33,7 +33,7 @@ func hashChangesAt17To18(pods []framework.Pod) []string {
 
 // "extended": make test-all runs the walk through 1.8.15; CI runs the
 // switches the field reports name (1.7 <-> 1.9, 1.12 <-> 1.13).
-var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade", "extended"), SpecPriority(5), func() {
+var _ = Describe("Switching kubelet 1.7 -> 1.8 -> 1.9 and back", Label("upgrade", "extended"), kubelets("1.7.5", "1.8.15", "1.9.11"), SpecPriority(5), func() {
 	It("recreates nothing on the walk 1.7.5 -> patched 1.8.15 -> patched 1.9.11 -> patched 1.8.15 -> 1.7.5", func(ctx SpecContext) {
 		node, pods, k, before := runningOn(ctx, "1.7.5")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)

@@ -44,6 +44,7 @@ func newNode(ctx context.Context) *framework.Node {
 	Expect(err).NotTo(HaveOccurred())
 	// Privileged pods are one of the shapes the suites run.
 	node.AllowPrivileged = true
+	node.Kubelets = labelled(labelKubelet)
 	current = node
 	DeferCleanup(func(ctx context.Context) {
 		current = nil
@@ -164,4 +165,47 @@ func createdBesides(evs []framework.Event, known map[string]bool) []framework.Ev
 		}
 	}
 	return out
+}
+
+// The build targets a spec runs are its labels: e2e/run.sh builds, before
+// the run, the kubelets and control planes its specs are labelled with
+// (toolchain e2e-targets), and make test-release VERSION=x runs every spec
+// labelled with x. A spec that starts a kubelet or control plane it is not
+// labelled with fails (framework.Node.Kubelets, rehearse).
+const (
+	labelKubelet      = "kubelet"
+	labelControlPlane = "control-plane"
+)
+
+// kubelets labels a container or spec with the releases whose kubelets
+// (either variant) it starts.
+func kubelets(releases ...string) Labels {
+	var l Labels
+	for _, r := range releases {
+		l = append(l, labelKubelet+":"+r)
+	}
+	return l
+}
+
+// controlPlane labels a rehearsal with its control plane's release.
+func controlPlane(release string) Labels { return Labels{labelControlPlane + ":" + release} }
+
+// labelled lists the running spec's releases labelled key, as kubelets
+// and controlPlane write them.
+func labelled(key string) []string {
+	var out []string
+	for _, l := range CurrentSpecReport().Labels() {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// expectLabelled fails the spec unless it is labelled key:release for each.
+func expectLabelled(key string, releases ...string) {
+	GinkgoHelper()
+	for _, r := range releases {
+		Expect(labelled(key)).To(ContainElement(r), "the spec runs %s %s but is not labelled %s:%s (e2e/run.sh builds only what the selected specs are labelled with)", key, r, key, r)
+	}
 }

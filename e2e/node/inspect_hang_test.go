@@ -51,10 +51,13 @@ var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.12.10", "1.13.12", "
 // test-all also 1.7.5's, 1.8.15's and 1.23.17's ("extended"), the same
 // patches (1.23.17's ported unchanged from 1.18.6's), by docs/e2e.md's rule.
 func hangLabels(release string) []any {
-	if release == "1.7.5" || release == "1.8.15" || release == "1.23.17" {
-		return []any{Label("extended")}
+	switch release {
+	case "1.7.5", "1.8.15", "1.23.17":
+		return []any{Label("extended"), kubelets(release)}
+	case fieldRelease:
+		return []any{Label("seed"), kubelets(release)}
 	}
-	return nil
+	return []any{kubelets(release)}
 }
 
 // deadlineTimed schedules first the specs that time a patched kubelet
@@ -220,7 +223,7 @@ func isListRequest(h dockerproxy.HeldRequest) bool {
 // Engines before Docker 17.07 (1.13.1 and 17.05, the field report's) took
 // every container's lock in docker ps; this machine's engine (20.10) lists
 // without them, so the proxy imitates it (dockerproxy.WithListLocking).
-var _ = Describe("A docker inspect that never returns, on an engine before Docker 17.07 (list locking imitated as 1.13.1 and 17.05 had it)", Label("inspect-hang"), deadlineTimed, func() {
+var _ = Describe("A docker inspect that never returns, on an engine before Docker 17.07 (list locking imitated as 1.13.1 and 17.05 had it)", Label("inspect-hang", "seed"), kubelets(fieldRelease), deadlineTimed, func() {
 	It(fmt.Sprintf("starts the patched %s and bounds its status inspects, but its relists wait out the hang", fieldRelease), func(ctx SpecContext) {
 		node, k, proxy, hungID, events := hungNode(ctx, fieldRelease, "patched", dockerproxy.WithListLocking())
 		start := k.Started()
@@ -292,7 +295,7 @@ func postStartVariant() string {
 	return "patched"
 }
 
-var _ = Describe("A container start whose inspect is slow", Label("inspect-hang"), func() {
+var _ = Describe("A container start whose inspect is slow", Label("inspect-hang"), kubelets("1.9.11"), func() {
 	It("still runs the PostStart hook under patched 1.9.11", func(ctx SpecContext) {
 		node := newNode(ctx)
 		proxy, err := dockerproxy.Start(filepath.Join(node.Dir, "docker.sock"), node.Docker.Socket, dockerproxy.WithLogWriter(GinkgoWriter))

@@ -53,13 +53,13 @@ func patchSkipLine(orphan, sandbox string) string {
 // remove it, with the line that says they skipped it: our patch on 1.18.6
 // and 1.20.15 .. 1.22.17, upstream's (kubernetes#108325, in 1.23.14 and
 // later) on vanilla 1.23.17. By docs/e2e.md's rule CI runs 1.18.6's (the
-// field report's release), make test-all the others ("extended").
+// field report's release, a seed), make test-all the others ("extended").
 var tolerantKubelets = []struct {
 	release, variant string
 	skipLine         func(orphan, sandbox string) string
 	labels           []string
 }{
-	{"1.18.6", "patched", patchSkipLine, nil},
+	{"1.18.6", "patched", patchSkipLine, []string{"seed"}},
 	{"1.20.15", "patched", patchSkipLine, []string{"extended"}},
 	{"1.21.14", "patched", patchSkipLine, []string{"extended"}},
 	{"1.22.17", "patched", patchSkipLine, []string{"extended"}},
@@ -73,17 +73,17 @@ var tolerantKubelets = []struct {
 var exitingKubelets = []struct {
 	release string
 	labels  []string
-}{{"1.18.6", nil}, {"1.20.15", []string{"extended"}}, {"1.21.14", []string{"extended"}}, {"1.22.17", []string{"extended"}}}
+}{{"1.18.6", []string{"seed"}}, {"1.20.15", []string{"extended"}}, {"1.21.14", []string{"extended"}}, {"1.22.17", []string{"extended"}}}
 
 var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func() {
 	for _, tk := range tolerantKubelets {
-		It(fmt.Sprintf("does not stop the %s %s from starting, and goes away", tk.variant, tk.release), Label(tk.labels...), func(ctx SpecContext) {
+		It(fmt.Sprintf("does not stop the %s %s from starting, and goes away", tk.variant, tk.release), Label(tk.labels...), kubelets(tk.release), func(ctx SpecContext) {
 			tolerated(ctx, tk.release, tk.variant, tk.skipLine)
 		}, SpecTimeout(framework.LongSpec))
 	}
 
 	for _, ek := range exitingKubelets {
-		It(fmt.Sprintf("makes the vanilla %s exit at start (negative control)", ek.release), Label(ek.labels...), func(ctx SpecContext) {
+		It(fmt.Sprintf("makes the vanilla %s exit at start (negative control)", ek.release), Label(ek.labels...), kubelets(ek.release), func(ctx SpecContext) {
 			_, k, _, sandbox, _ := orphanNode(ctx, ek.release, "vanilla")
 			Eventually(ctx, func() bool { done, _ := k.Exited(); return done }).WithTimeout(60*time.Second).WithPolling(framework.Poll).
 				Should(BeTrue(), "the vanilla kubelet kept running: the control no longer reproduces the bug\n%s", k.LogTail(40))

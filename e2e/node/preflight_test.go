@@ -112,7 +112,7 @@ func appKeys(rows []preflightRow, verdict func(preflightRow) string, prefix stri
 	return out
 }
 
-var _ = Describe("Preflight on a live node", Label("upgrade", "preflight"), func() {
+var _ = Describe("Preflight on a live node", Label("upgrade", "preflight", "seed"), kubelets("1.7.5", "1.9.11"), func() {
 	It("predicts from the node's hash labels what patched and vanilla 1.9.11 then do to 1.7.5's containers", func(ctx SpecContext) {
 		node := newNode(ctx)
 		// unpinned has no metadata.uid: vanilla 1.9 derives another UID
@@ -184,7 +184,7 @@ func identityPod(name string, port int) framework.Pod {
 	}}
 }
 
-var _ = Describe("Static pod identity against the official 1.7 derivation", Label("upgrade", "preflight"), func() {
+var _ = Describe("Static pod identity against the official 1.7 derivation", Label("upgrade", "preflight", "seed"), kubelets("1.7.5", "1.9.11"), func() {
 	It("keeps, with the patched 1.9.11, a static pod running under the official 1.7 UID and one running under newer-Go 1.7's, as the preflight predicts", func(ctx SpecContext) {
 		node := newNode(ctx)
 		official, newerGo := identityPod("official", 8095), identityPod("newergo", 8096)

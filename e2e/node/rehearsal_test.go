@@ -66,6 +66,11 @@ type rehearsalFault struct {
 // report. Its output goes to the spec's log.
 func rehearse(ctx context.Context, args ...string) (int, rehearsalReport) {
 	GinkgoHelper()
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--from" || args[i] == "--to" {
+			expectLabelled(labelKubelet, args[i+1])
+		}
+	}
 	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "bin", "toolchain"),
 		append([]string{"--root", repoRoot, "rehearsal", "run", "--instance", strconv.Itoa(rehearsalInstance())}, args...)...)
 	cmd.Stdout, cmd.Stderr = GinkgoWriter, GinkgoWriter
@@ -111,7 +116,7 @@ func readSysctls(keys map[string]string) map[string]string {
 // Ordered: the specs share one cluster (the later ones check the first's,
 // and the vanilla control reuses it: one bring-up).
 // The rehearsals are the e2e's longest specs: scheduled first.
-var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Ordered, SpecPriority(10), func() {
+var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal", "seed"), kubelets("1.7.5", "1.9.11"), controlPlane("1.9.11"), Ordered, SpecPriority(10), func() {
 	var machine map[string]string
 	BeforeAll(func(ctx SpecContext) {
 		machine = readSysctls(kubeletTunables)
@@ -158,7 +163,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal"), Ordered, S
 var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1.8"), func() {
 	for _, step := range [][2]string{{"1.7.5", "1.8.15"}, {"1.8.15", "1.9.11"}} {
 		from, to := step[0], step[1]
-		Describe(fmt.Sprintf("from %s to %s", from, to), Ordered, SpecPriority(10), func() {
+		Describe(fmt.Sprintf("from %s to %s", from, to), kubelets(from, to), controlPlane("1.9.11"), Ordered, SpecPriority(10), func() {
 			BeforeAll(rehearsalDownAfterAll)
 			It(fmt.Sprintf("patched %s keeps every pod across %s -> %s -> %s -> %s on 2 nodes, Ready, no failed request", to, from, to, from, to), func(ctx SpecContext) {
 				expectEveryPodKept(ctx, from, to, "1.9.11")
@@ -203,7 +208,7 @@ var (
 // bring-up); the rehearsals are the e2e's longest specs: scheduled first.
 func describeFaultRehearsal(cp, from, to, fault string) bool {
 	walk := fmt.Sprintf("%s -> %s -> %s -> %s", from, to, from, to)
-	return Describe("Rehearsal on the "+cp+" control plane", Label("rehearsal", "extended"), Ordered, SpecPriority(10), func() {
+	return Describe("Rehearsal on the "+cp+" control plane", Label("rehearsal", "extended"), kubelets(from, to), controlPlane(cp), Ordered, SpecPriority(10), func() {
 		BeforeAll(rehearsalDownAfterAll)
 		switch fault {
 		case "hang":
@@ -254,6 +259,7 @@ func expectEveryPodKept(ctx context.Context, from, to, cp string, extra ...strin
 	code, rep := rehearse(ctx, append([]string{"--from", from, "--to", to, "--variant", "patched", "--nodes", "2"}, extra...)...)
 	Expect(rep.Variant).To(Equal("patched"))
 	Expect(rep.ControlPlane).To(HavePrefix("v" + cp + "+"))
+	expectLabelled(labelControlPlane, cp)
 	Expect(rep.Nodes).To(HaveLen(2))
 	for _, n := range rep.Nodes {
 		Expect(n.Kubelets).To(HaveLen(4), "node %s ran %v", n.Name, n.Kubelets)

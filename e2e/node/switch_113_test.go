@@ -14,7 +14,7 @@ import (
 // same) but not the static pod UID: 1.13 defaults PodSpec.EnableServiceLinks,
 // so every pod without metadata.uid (unpinnedPod) gets another UID from a
 // vanilla 1.13 kubelet, which then replaces the whole pod.
-var _ = Describe("Switching kubelet 1.12 <-> 1.13", Label("upgrade"), func() {
+var _ = Describe("Switching kubelet 1.12 <-> 1.13", Label("upgrade"), kubelets("1.12.10", "1.13.12"), func() {
 	It("recreates nothing on 1.12.10 -> patched 1.13.12 -> 1.12.10, static pods without a uid included", func(ctx SpecContext) {
 		node, pods, k, before := runningOn(ctx, "1.12.10")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)

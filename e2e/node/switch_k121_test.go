@@ -16,7 +16,7 @@ import (
 // (kubernetes#87461) and 1.21 and 1.23 grow the internal Pod graph, so
 // every pod without metadata.uid (unpinnedPod) gets another UID from a
 // vanilla kubelet, which then replaces the whole pod.
-var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), SpecPriority(5), func() {
+var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets("1.20.15", "1.21.14", "1.22.17", "1.23.17"), SpecPriority(5), func() {
 	It("recreates nothing on 1.20.15 -> patched 1.21.14 -> 1.22.17 -> 1.23.17 and back, static pods without a uid included", func(ctx SpecContext) {
 		node, pods, k, before := runningOn(ctx, "1.20.15")
 		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)

@@ -103,9 +103,9 @@ func startTLSKubelet(ctx context.Context, node *framework.Node, release, variant
 	return k
 }
 
-var _ = Describe("kubelet TLS defaults", Label("tls"), func() {
+var _ = Describe("kubelet TLS defaults", Label("tls", "seed"), func() {
 	for _, release := range []string{"1.7.5", "1.9.11", "1.18.6"} {
-		It(fmt.Sprintf("patched %s refuses TLS 1.0, 3DES and RSA key exchange and accepts an API server's client", release), func(ctx SpecContext) {
+		It(fmt.Sprintf("patched %s refuses TLS 1.0, 3DES and RSA key exchange and accepts an API server's client", release), kubelets(release), func(ctx SpecContext) {
 			node := newNode(ctx)
 			k := startTLSKubelet(ctx, node, release, "patched", nil)
 			expectHandshakes(ctx, k, []*client{apiServer, currentGo}, []*client{tls10, only3DES, onlyRSAKex})
@@ -117,14 +117,14 @@ var _ = Describe("kubelet TLS defaults", Label("tls"), func() {
 		// defaults, not from the clients. TLS 1.0 stays refused: every
 		// release's kubelet server sets MinVersion TLS 1.2 itself (1.18 by
 		// default, unless --tls-min-version says otherwise).
-		It(fmt.Sprintf("patched %s with GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1 at run time accepts them again", release), func(ctx SpecContext) {
+		It(fmt.Sprintf("patched %s with GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1 at run time accepts them again", release), kubelets(release), func(ctx SpecContext) {
 			node := newNode(ctx)
 			k := startTLSKubelet(ctx, node, release, "patched", []string{"GODEBUG=tls10server=1,tls3des=1,tlsrsakex=1"})
 			expectHandshakes(ctx, k, []*client{apiServer, only3DES, onlyRSAKex}, []*client{tls10})
 		}, SpecTimeout(3*time.Minute))
 	}
 
-	It("patched 1.18.6 still honours --tls-min-version and --tls-cipher-suites", func(ctx SpecContext) {
+	It("patched 1.18.6 still honours --tls-min-version and --tls-cipher-suites", kubelets("1.18.6"), func(ctx SpecContext) {
 		node := newNode(ctx)
 		k := startTLSKubelet(ctx, node, "1.18.6", "patched", nil,
 			"--tls-min-version=VersionTLS10", // HTTP/2 needs an ECDHE AES-128-GCM suite in any list.
@@ -164,9 +164,9 @@ func addrClosed(addr string) bool {
 
 // Privileged pods run on the e2e's kubelets: their API must not serve
 // anyone unauthenticated (it would be root on the machine through exec).
-var _ = Describe("The e2e's host kubelets", Label("tls"), func() {
+var _ = Describe("The e2e's host kubelets", Label("tls", "seed"), func() {
 	for _, release := range []string{"1.7.5", "1.9.11", "1.12.10", "1.18.6"} {
-		It(fmt.Sprintf("%s refuses anonymous requests and serves no read-only or cAdvisor port", release), func(ctx SpecContext) {
+		It(fmt.Sprintf("%s refuses anonymous requests and serves no read-only or cAdvisor port", release), kubelets(release), func(ctx SpecContext) {
 			node := newNode(ctx)
 			k := startTLSKubelet(ctx, node, release, "patched", nil)
 			code, err := anonymousPods(ctx, k.Config.Port)
@@ -189,7 +189,7 @@ var _ = Describe("The e2e's host kubelets", Label("tls"), func() {
 // The conformance harness's kubelet serves the suite's API server alone
 // (framework.WriteKubeletPKI): exec, logs and configz reach it through that
 // server's proxy, with the client certificate the harness issues.
-var _ = Describe("The conformance harness's kubelet", Label("tls"), func() {
+var _ = Describe("The conformance harness's kubelet", Label("tls", "seed"), kubelets("1.9.11"), func() {
 	It("serves the suite's API server's client certificate, checked against its own CA, and nobody else", func(ctx SpecContext) {
 		node := newNode(ctx)
 		pki, err := framework.WriteKubeletPKI(filepath.Join(GinkgoT().TempDir(), "pki"), "kube-apiserver-kubelet-client", "localhost", "127.0.0.1")

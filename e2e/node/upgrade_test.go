@@ -328,7 +328,7 @@ func idsOf(s state) map[string]bool {
 }
 
 // The walk's phases make its first spec one of the longest: scheduled early.
-var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade"), SpecPriority(5), func() {
+var _ = Describe("Switching kubelet 1.7 <-> 1.9", Label("upgrade", "seed"), kubelets("1.7.5", "1.9.11"), SpecPriority(5), func() {
 	// Ordered is not needed: each spec builds its own node from nothing.
 
 	It("recreates nothing with the patched 1.9.11, and 1.7.5 keeps what the patched 1.9.11 created", func(ctx SpecContext) {

@@ -24,6 +24,7 @@ func newCrosscheckCmd(s Streams, g *globals) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&c.Count, "count", 1000, "containers in the generated corpus")
 	cmd.Flags().Int64Var(&c.Seed, "seed", 1, "corpus seed")
+	cmd.Flags().StringSliceVar(&c.Only, "releases", nil, "only these releases, checked against their neighbours (default: every release)")
 	return cmd
 }
 

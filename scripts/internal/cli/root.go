@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2/textlogger"
 
 	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/pipeline/build"
 )
 
 // Streams are the command's standard streams.
@@ -81,6 +82,8 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 		newHashCmd(s, g),
 		newPreflightCmd(s, g),
 		newCrosscheckCmd(s, g),
+		newProveCmd(s, g),
+		newE2ETargetsCmd(s, g),
 		newManifestCorpusCmd(s, g),
 		newBenchHashCmd(s, g),
 		newVerifyCmd(s, g),
@@ -154,7 +157,7 @@ func parseVariant(s string) (matrix.Variant, error) {
 }
 
 func newReleasesCmd(s Streams, g *globals) *cobra.Command {
-	var names, controlPlanes bool
+	var names, controlPlanes, conformance bool
 	cmd := &cobra.Command{
 		Use:   "releases",
 		Short: "List the pinned releases",
@@ -163,8 +166,13 @@ func newReleasesCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			for _, r := range m.Releases {
+			for i := range m.Releases {
+				r := &m.Releases[i]
 				switch {
+				case conformance:
+					if build.ConformanceSupported(m, r) == nil {
+						fmt.Fprintln(s.Out, r.Release)
+					}
 				case controlPlanes:
 					if r.Series.ControlPlane != "" && r.StandIn == "" {
 						fmt.Fprintln(s.Out, r.Release)
@@ -180,5 +188,6 @@ func newReleasesCmd(s Streams, g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&names, "names", false, "only the names of the releases built here (not those with a standIn), one per line, for the Makefile's loops")
 	cmd.Flags().BoolVar(&controlPlanes, "control-planes", false, "only the names of the releases with a control plane (make control-plane), one per line")
+	cmd.Flags().BoolVar(&conformance, "conformance", false, "only the names of the releases with upstream's node conformance suite (make conformance-suite), one per line")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -611,4 +612,61 @@ func ValidSum(sum string) error {
 		return fmt.Errorf("%q is not an h1: hash (base64 of 32 bytes)", sum)
 	}
 	return nil
+}
+
+// Subset is m with only the named releases and every stand-in entry (the
+// lines their baselines resolve through), in m's order.
+func (m *Matrix) Subset(names []string) *Matrix {
+	sub := *m
+	sub.Releases = nil
+	for _, r := range m.Releases {
+		if r.StandIn != "" || slices.Contains(names, r.Release) {
+			sub.Releases = append(sub.Releases, r)
+		}
+	}
+	return &sub
+}
+
+// Neighbours are the releases a change to those named is checked against:
+// each one, the releases just before and after it (stand-ins aside), the
+// baselines each of these writes, and the releases whose baseline it is.
+func (m *Matrix) Neighbours(names []string) []string {
+	var built []*Release
+	for i := range m.Releases {
+		if m.Releases[i].StandIn == "" {
+			built = append(built, &m.Releases[i])
+		}
+	}
+	set := map[string]bool{}
+	for i, r := range built {
+		if !slices.Contains(names, r.Release) {
+			continue
+		}
+		for j := max(0, i-1); j <= min(len(built)-1, i+1); j++ {
+			set[built[j].Release] = true
+		}
+		for _, o := range built {
+			if b, _ := m.Baseline(o); b != nil && b.Release == r.Release {
+				set[o.Release] = true
+			}
+			if b, _ := m.UIDBaseline(o); b != nil && b.Release == r.Release {
+				set[o.Release] = true
+			}
+		}
+	}
+	for name := range set {
+		r, _ := m.Lookup(name)
+		for _, b := range []func(*Release) (*Release, error){m.Baseline, m.UIDBaseline} {
+			if base, _ := b(r); base != nil {
+				set[base.Release] = true
+			}
+		}
+	}
+	var out []string
+	for _, r := range built {
+		if set[r.Release] {
+			out = append(out, r.Release)
+		}
+	}
+	return out
 }

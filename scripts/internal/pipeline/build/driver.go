@@ -139,6 +139,9 @@ type Timing struct {
 const (
 	preparedMarker = ".prepared" // in gopath/: fingerprint of the inputs the tree was prepared from
 	builtMarker    = ".built"    // in Bin: fingerprint of the inputs the binaries were built from
+	// InputsFile, in Bin, records the target's inputs (InputsOf) as
+	// make update-checksums copies them into CHECKSUMS.inputs.
+	InputsFile = ".inputs"
 )
 
 // Run builds t for o.Release, reusing the prepared tree and the binaries
@@ -150,7 +153,15 @@ func Run(ctx context.Context, o Options, t *Target) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	prepFP, err := prepareFingerprint(o, t, series)
+	driver, err := DriverDigest(o.Matrix.Root)
+	if err != nil {
+		return nil, err
+	}
+	inputs, err := InputsOf(o, t, driver)
+	if err != nil {
+		return nil, err
+	}
+	prepFP, err := prepareFingerprint(o, t, series, driver)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +187,7 @@ func Run(ctx context.Context, o Options, t *Target) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := compile(ctx, o, t, buildFP, res); err != nil {
+	if err := compile(ctx, o, t, buildFP, inputs.Lines(TargetKey(r, t)), res); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -201,7 +212,7 @@ func stage(o Options, target string, res *Result, name string, fn func() error) 
 // built marker into it and moves it into place as a whole (stage
 // checksum): a killed or failed run leaves the previous complete set or
 // none, never a mix.
-func compile(ctx context.Context, o Options, t *Target, fp string, res *Result) error {
+func compile(ctx context.Context, o Options, t *Target, fp string, inputs []byte, res *Result) error {
 	p := t.Paths
 	parent := filepath.Dir(p.Bin)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -268,6 +279,9 @@ func compile(ctx context.Context, o Options, t *Target, fp string, res *Result) 
 		if err := os.WriteFile(filepath.Join(tmp, t.SumsFile), sums.Lines(), 0o644); err != nil {
 			return err
 		}
+		if err := os.WriteFile(filepath.Join(tmp, InputsFile), inputs, 0o644); err != nil {
+			return err
+		}
 		if err := os.WriteFile(filepath.Join(tmp, builtMarker), []byte(fp+"\n"), 0o644); err != nil {
 			return err
 		}
@@ -287,6 +301,9 @@ func upToDate(t *Target, fp string) (map[string]string, bool) {
 		return nil, false
 	}
 	if fi, err := os.Stat(marker); err != nil || treeChangedSince(t.Paths.Tree, fi.ModTime()) {
+		return nil, false
+	}
+	if _, err := os.Stat(filepath.Join(t.Paths.Bin, InputsFile)); err != nil {
 		return nil, false
 	}
 	want, err := checksums.Load(t.Paths.In(t.SumsFile))

@@ -170,11 +170,13 @@ func cleanStale(dir string) {
 }
 
 // prepareFingerprint hashes everything the prepared tree depends on: the
-// release's entry, the source zip, the lock, every series file and the
-// names of the generate steps.
-func prepareFingerprint(o Options, t *Target, series []*patch.Series) (string, error) {
+// release's entry, the source zip, the lock, every series file, the names
+// of the generate steps and the driver's code (a tree prepared by older
+// code is prepared again, so what a build records as its inputs is what
+// it was built from).
+func prepareFingerprint(o Options, t *Target, series []*patch.Series, driver string) (string, error) {
 	entry, _ := json.Marshal(o.Release)
-	parts := []string{"prepare-v2", string(entry), o.SourceZip}
+	parts := []string{"prepare-v2", string(entry), o.SourceZip, driver}
 	for _, st := range t.Generate {
 		parts = append(parts, "generate="+st.Name)
 	}

@@ -16,4 +16,6 @@
 //
 // After a build: smoke (the kubelet really starts), treetest (the in-tree
 // tests of the packages the fixes touch), bench (build stages timed).
+// plan compares every target's inputs with CHECKSUMS.inputs: which
+// targets a change touches, so CI builds those.
 package pipeline

@@ -77,12 +77,7 @@ func newE2ETargetsCmd(s Streams, g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				for _, out := range t.Outputs {
-					key := checksums.KeyOf(o.OutputDir, res.Path(out.Name))
-					if want[key] != res.SHA256[out.Name] {
-						bad = append(bad, fmt.Sprintf("%s (CHECKSUMS %q, built %s)", key, want[key], res.SHA256[out.Name]))
-					}
-				}
+				bad = append(bad, unlikeChecksums(want, o.OutputDir, t, res, s.Err)...)
 				fmt.Fprintln(s.Out, build.TargetKey(o.Release, t))
 				return nil
 			}

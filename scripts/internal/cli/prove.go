@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,15 +150,7 @@ func (p *prover) build(ctx context.Context, t plan.Target) {
 		p.fail("%v", err)
 		return
 	}
-	var bad []string
-	for _, out := range t.Target.Outputs {
-		key, sum := checksums.KeyOf(o.OutputDir, res.Path(out.Name)), res.SHA256[out.Name]
-		if want[key] != sum {
-			bad = append(bad, fmt.Sprintf("%s (CHECKSUMS %s, built %s)", key, orNone([]string{want[key]}), sum))
-		} else {
-			fmt.Fprintf(p.s.Out, "ok  %s  %s\n", sum, key)
-		}
-	}
+	bad := unlikeChecksums(want, o.OutputDir, t.Target, res, p.s.Out)
 	switch {
 	case len(bad) > 0 && t.Changed():
 		p.fail("%s: %s differ from CHECKSUMS; its inputs that differ from %s: %s (if on purpose: make update-checksums records both)",
@@ -185,4 +178,19 @@ func orNone(s []string) string {
 		return "none"
 	}
 	return strings.Join(s, ", ")
+}
+
+// unlikeChecksums lists t's outputs whose sums differ from CHECKSUMS
+// (want), each with both sums, and writes an ok line for the others.
+func unlikeChecksums(want checksums.File, outputDir string, t *build.Target, res *build.Result, ok io.Writer) []string {
+	var bad []string
+	for _, out := range t.Outputs {
+		key, sum := checksums.KeyOf(outputDir, res.Path(out.Name)), res.SHA256[out.Name]
+		if want[key] != sum {
+			bad = append(bad, fmt.Sprintf("%s (CHECKSUMS %s, built %s)", key, orNone([]string{want[key]}), sum))
+		} else {
+			fmt.Fprintf(ok, "ok  %s  %s\n", sum, key)
+		}
+	}
+	return bad
 }

@@ -69,6 +69,10 @@ func TestUpToDateNoticesTreeEdits(t *testing.T) {
 	os.Chtimes(filepath.Join(p.Tree, "pkg"), past, past)
 	os.WriteFile(p.In("kubelet.sha256"), checksums.File{"kubelet": sum}.Lines(), 0o644)
 	os.WriteFile(p.In(builtMarker), []byte("fp\n"), 0o644)
+	if _, ok := upToDate(target, "fp"); ok {
+		t.Fatal("a build without its inputs recorded is up to date")
+	}
+	os.WriteFile(p.In(InputsFile), []byte("1.9.11/vanilla  source  h1:x\n"), 0o644)
 
 	if _, ok := upToDate(target, "fp"); !ok {
 		t.Fatal("fresh build not up to date")

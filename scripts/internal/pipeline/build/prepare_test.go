@@ -51,6 +51,9 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	root := t.TempDir()
 	testfile.Write(t, filepath.Join(root, "locks", "1.99.0.yaml"), "release: 1.99.0\nera: modules\ngoMod:\n  stagingVersion: v0.99.0\n")
 	testfile.Write(t, filepath.Join(root, "overlay", "x-fixes", "pkg", "fix", "fix.go"), "package fix\n")
+	for _, pkg := range driverPackages { // the driver's code, one of every target's inputs
+		testfile.Write(t, filepath.Join(root, pkg, "driver.go"), "package driver\n")
+	}
 	r := &matrix.Release{Release: "1.99.0", ModuleSum: sum, BuildDate: time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC), Era: matrix.EraModules, Go: runtime.Version(),
 		OfficialGo: "go1.99.1", Tags: []string{"selinux"}, Series: matrix.Series{Fixes: "x-fixes"}, PauseImage: "pause"}
 	return &matrix.Matrix{Root: root, File: "versions.yaml", Releases: []matrix.Release{*r}}, r, zipPath
@@ -89,6 +92,15 @@ func TestRunPreparesSwapsAndMarks(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.Tree, "pkg", "fix", "fix.go")); err != nil {
 		t.Errorf("fixes series not in the tree: %v", err)
+	}
+	// The inputs the binary was built from, beside it, as InputsOf says.
+	built, err := BuiltInputs(r, KubeletTarget(o))
+	if err != nil {
+		t.Fatal(err)
+	}
+	driver, _ := DriverDigest(m.Root)
+	if now, _ := InputsOf(o, KubeletTarget(o), driver); len(built) == 0 || !now.Equal(built) {
+		t.Errorf("recorded inputs %v, InputsOf %v", built, now)
 	}
 	marker, err := os.ReadFile(filepath.Join(p.GOPATH, preparedMarker))
 	if err != nil || len(strings.TrimSpace(string(marker))) != 64 {

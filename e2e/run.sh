@@ -57,7 +57,8 @@ start=$(date +%s)
 
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(upgrade inspect-hang orphan nodes rehearsal)
-specs=$("${toolchain[@]}" e2e-targets --filter "${E2E_SPECS:=ci}") || exit 2
+: "${E2E_SPECS:=ci}"
+specs=$("${toolchain[@]}" e2e-targets --filter "$E2E_SPECS") || exit 2
 host_suites=() cluster_suites=() nodes=0 conformance=0
 for s in "${suites[@]}"; do
   case "$s" in
@@ -202,6 +203,10 @@ if [ ${#ginkgo_suites[@]} -gt 0 ] || ((nodes)); then
       list=("${kept[@]}")
       unset -n list
     done
+    if [ ${#host_suites[@]} -eq 0 ] && [ ${#cluster_suites[@]} -eq 0 ] && ((nodes == 0 && conformance == 0)); then
+      echo "e2e/run.sh: no spec of the suites ${ginkgo_suites[*]} is selected (E2E_SPECS=$E2E_SPECS${E2E_FOCUS:+, E2E_FOCUS=$E2E_FOCUS})" >&2
+      exit 1
+    fi
   fi
   echo "==> e2e targets: the kubelets and control planes the specs are labelled with (and the nodes suite's when it runs)"
   "${toolchain[@]}" e2e-targets "${report[@]}" "${also[@]}" >"$out/targets.txt" || { echo "e2e/run.sh: building the e2e's targets failed" >&2; exit 1; }

@@ -193,7 +193,8 @@ func controlPlane(release string) Labels { return Labels{labelControlPlane + ":"
 // labelled lists the running spec's releases labelled key, as kubelets
 // and controlPlane write them.
 func labelled(key string) []string {
-	var out []string
+	out := []string{} // none labelled: none may run
+
 	for _, l := range CurrentSpecReport().Labels() {
 		if v, ok := strings.CutPrefix(l, key+":"); ok {
 			out = append(out, v)

@@ -74,7 +74,13 @@ func (p *prover) fail(format string, a ...any) { p.fails = append(p.fails, fmt.S
 func (p *prover) run(ctx context.Context, ts []plan.Target) error {
 	start := time.Now()
 	proved := func(t plan.Target) bool { return p.scratch || t.Changed() }
-	fmt.Fprintf(p.s.Out, "==> prove: %d targets\n%s", len(ts), plan.Summary(ts, proved))
+	n := 0
+	for _, t := range ts {
+		if proved(t) {
+			n++
+		}
+	}
+	fmt.Fprintf(p.s.Out, "==> prove: %d of %d targets to build and check (the list at the end says why each is or is not)\n", n, len(ts))
 	kubelets := plan.Releases(ts, func(t plan.Target) bool { return proved(t) && t.Kubelet() })
 	locks := plan.Releases(ts, func(t plan.Target) bool {
 		return p.scratch || slices.ContainsFunc(t.Differ, func(d string) bool {

@@ -58,7 +58,7 @@ func Targets(ctx context.Context, m *matrix.Matrix, names []string) ([]Target, e
 	var out []Target
 	for i := range m.Releases {
 		r := &m.Releases[i]
-		if r.StandIn != "" || len(names) > 0 && !contains(names, r.Release) {
+		if r.StandIn != "" || len(names) > 0 && !slices.Contains(names, r.Release) {
 			continue
 		}
 		o := build.Options{Matrix: m, Release: r, OutputDir: m.OutputDir()}
@@ -81,8 +81,6 @@ func Targets(ctx context.Context, m *matrix.Matrix, names []string) ([]Target, e
 	}
 	return out, nil
 }
-
-func contains(names []string, n string) bool { return slices.Contains(names, n) }
 
 func isVariant(name string) bool { return slices.Contains(matrix.Variants, matrix.Variant(name)) }
 

@@ -105,13 +105,13 @@ test-release: $(TOOLCHAIN) ## One release's shard of make test-all: its targets 
 	$(CLI) machine check $(OUTPUT)/machine/test-release.json
 
 .PHONY: test-all
-test-all: $(TOOLCHAIN) ## The periodic: make test, every release's shard (make test-release), every series on every release (verify), 1.9.11's signed repositories checked with dnf and apt
+test-all: $(TOOLCHAIN) ## The periodic: make test, every release's shard (make test-release), every series on every release (verify), the signed repositories of 1.9, 1.13 and 1.23 checked with dnf and apt (official 1.9 and 1.13 nodes upgraded and rolled back)
 	$(MAKE) --no-print-directory test
 	@releases=$$($(CLI) releases --names) && for v in $$releases; do \
 	  $(MAKE) --no-print-directory test-release VERSION=$$v || exit 1; done
 	$(MAKE) --no-print-directory verify
-	$(MAKE) --no-print-directory repo VERSIONS=1.9.11
-	$(MAKE) --no-print-directory check-repo VERSIONS=1.9.11
+	$(MAKE) --no-print-directory repo VERSIONS="1.9.11 1.13.12 1.23.17"
+	$(MAKE) --no-print-directory check-repo VERSIONS="1.9.11 1.13.12 1.23.17"
 
 .PHONY: bench-hash
 bench-hash: $(TOOLCHAIN) ## Benchmark: hash 10,000 containers with a release's helper: make bench-hash VERSION=1.9.11
@@ -210,18 +210,19 @@ check-package: $(TOOLCHAIN) ## Check a release's artifacts: rebuilds from the so
 
 # make repo: which releases (default: every release built here), the
 # signing key (a key id or a secret key file; default: a throwaway key)
-# and where the repository will be served (default: file:// of it).
+# and where the repositories will be served, each minor under
+# <REPO_URL>/v<minor> (default: file:// of _output/repo).
 VERSIONS ?=
 GPG_KEY ?=
 REPO_URL ?=
 
 .PHONY: repo
-repo: $(TOOLCHAIN) ## Signed yum and apt repositories of releases' packages (both variants) in _output/repo/, packaging what is not packaged: make repo [VERSIONS="1.9.11 1.18.6"] [GPG_KEY=<key id or file>] [REPO_URL=https://...]
+repo: $(TOOLCHAIN) ## Signed yum and apt repositories of releases' packages (both variants), one per minor in _output/repo/v<minor>/, packaging what is not packaged: make repo [VERSIONS="1.9.11 1.18.6"] [GPG_KEY=<key id or file>] [REPO_URL=https://...]
 	@scripts/prereqs.sh
 	@$(CLI) repo --releases "$(VERSIONS)" --gpg-key "$(GPG_KEY)" --url "$(REPO_URL)"
 
 .PHONY: check-repo
-check-repo: $(TOOLCHAIN) ## Install from _output/repo/ with dnf and apt into scratch roots, tampered copies refused, upgrade from the previous package revision (built from its commit): make check-repo [VERSIONS=...]
+check-repo: $(TOOLCHAIN) ## Check _output/repo/ with dnf and apt in scratch roots: each minor's alone, installs, tampered copies refused, nodes running the official packages (stand-ins) upgraded to ours and rolled back, the upgrade from the previous package revision (built from its commit): make check-repo [VERSIONS=...]
 	@scripts/prereqs.sh
 	@$(CLI) check-repo --releases "$(VERSIONS)"
 

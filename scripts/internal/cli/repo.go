@@ -49,7 +49,7 @@ func newRepoCmd(s Streams, g *globals) *cobra.Command {
 	f := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:   "repo",
-		Short: "Publish releases' packages (both variants) as signed yum and apt repositories in _output/repo/, packaging the releases not packaged yet",
+		Short: "Publish releases' packages (both variants) as signed yum and apt repositories, one per minor in _output/repo/v<minor>/, packaging the releases not packaged yet",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, pkgs, err := f.packages(g)
 			if err != nil {
@@ -72,21 +72,23 @@ func newRepoCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rel, _ := filepath.Rel(m.Root, res.Dir)
 			kind := "key " + res.Fingerprint
 			if res.Throwaway {
 				kind = "THROWAWAY key " + res.Fingerprint + " (made for this run, secret not kept)"
 			}
-			fmt.Fprintf(s.Out, "%s: %d RPMs (yum/) and %d .debs (apt/, suite %s) signed with %s, in %s\n", rel, len(res.RPMs), len(res.Debs), repo.Suite, kind, time.Since(start).Round(100*time.Millisecond))
-			fmt.Fprintf(s.Out, "  served at %s (REPO_URL)\n", res.URL)
-			fmt.Fprintf(s.Out, "  yum/dnf: copy %s/%s to /etc/yum.repos.d/\n", rel, repo.RepoFile)
-			fmt.Fprintf(s.Out, "  apt:     copy %s/%s to %s and %s/%s to /etc/apt/sources.list.d/:\n    %s\n", rel, repo.KeyGPG, repo.Keyring, rel, repo.ListFile, res.ListLine)
+			fmt.Fprintf(s.Out, "%d repositories, one per minor, signed with %s, in %s\n", len(res.Minors), kind, time.Since(start).Round(100*time.Millisecond))
+			for _, mr := range res.Minors {
+				rel, _ := filepath.Rel(m.Root, mr.Dir)
+				fmt.Fprintf(s.Out, "%s: %d RPMs (yum/) and %d .debs (apt/, suite %s), served at %s\n", rel, len(mr.RPMs), len(mr.Debs), repo.Suite, mr.URL)
+				fmt.Fprintf(s.Out, "  yum/dnf: copy %s/%s to /etc/yum.repos.d/\n", rel, repo.RepoFile)
+				fmt.Fprintf(s.Out, "  apt:     copy %s/%s to %s and %s/%s to /etc/apt/sources.list.d/:\n    %s\n", rel, repo.KeyGPG, repo.Keyring, rel, repo.ListFile, mr.ListLine)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&f.releases, "releases", "", "releases to publish, space separated (default: every release built here)")
 	cmd.Flags().StringVar(&f.key, "gpg-key", "", "signing key: a key id or fingerprint in your keyring, or a secret key file (default: a throwaway key)")
-	cmd.Flags().StringVar(&f.url, "url", "", "where the repository will be served, for the .repo file and the sources.list line (default: file:// of _output/repo)")
+	cmd.Flags().StringVar(&f.url, "url", "", "where the repositories will be served, each minor under <url>/v<major>.<minor>, for the .repo file and the sources.list line (default: file:// of _output/repo)")
 	return cmd
 }
 
@@ -94,7 +96,7 @@ func newCheckRepoCmd(s Streams, g *globals) *cobra.Command {
 	f := &repoFlags{}
 	cmd := &cobra.Command{
 		Use:   "check-repo",
-		Short: "Install from _output/repo/ with dnf and apt into scratch roots, show both refusing tampered packages and metadata, and upgrade from the previous package revision",
+		Short: "Check _output/repo/'s repositories with dnf and apt in scratch roots: each minor's alone, every package installed, tampered packages and metadata refused, nodes running the official packages upgraded to ours and rolled back, the upgrade from the previous package revision",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, pkgs, err := f.packages(g)
 			if err != nil {
@@ -106,8 +108,8 @@ func newCheckRepoCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "repository checked in %s: %d packages installed by dnf and by apt, %d tamperings refused, %d upgrades from the previous revision\n",
-				time.Since(start).Round(100*time.Millisecond), len(res.Installed), len(res.Refused), len(res.Upgraded))
+			fmt.Fprintf(s.Out, "repositories checked in %s: %d packages installed by dnf and by apt, %d tamperings refused, %d official nodes upgraded to ours and rolled back (%s), %d upgrades from the previous revision\n",
+				time.Since(start).Round(100*time.Millisecond), len(res.Installed), len(res.Refused), len(res.Nodes), strings.Join(res.Nodes, ", "), len(res.Upgraded))
 			return nil
 		},
 	}

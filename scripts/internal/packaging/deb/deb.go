@@ -22,6 +22,8 @@ import (
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/official"
+	"kubelet-toolchain/scripts/internal/packaging/scratchroot"
 	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
 )
@@ -76,10 +78,16 @@ func Build(ctx context.Context, o Options) error {
 		src  string
 		mode os.FileMode
 	}{
-		DefaultPath:                       {data: []byte(defaultFile(r, o.Variant)), mode: 0o644},
-		UnitPath:                          {data: []byte(UnitFile(r, o.Variant, "/"+DefaultPath)), mode: 0o644},
+		UnitPath:                          {data: []byte(UnitFile(r, o.Variant, ReadsFlags(r))), mode: 0o644},
 		BinPath:                           {src: o.Binary, mode: 0o755},
 		"usr/share/doc/kubelet/copyright": {data: []byte(copyrightFile(r)), mode: 0o644},
+	}
+	if ShipsFlags(r) {
+		files[DefaultPath] = struct {
+			data []byte
+			src  string
+			mode os.FileMode
+		}{data: []byte(official.FlagsFile), mode: 0o644}
 	}
 	var size int64
 	for rel, f := range files {
@@ -111,8 +119,15 @@ func Build(ctx context.Context, o Options) error {
 		return err
 	}
 	// /etc/default/kubelet is the admin's: dpkg keeps their edits on upgrade.
-	if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "conffiles"), []byte("/"+DefaultPath+"\n"), 0o644); err != nil {
-		return err
+	if ShipsFlags(r) {
+		if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "conffiles"), []byte("/"+DefaultPath+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	for name, script := range MaintainerScripts(r, o.Variant) {
+		if err := os.WriteFile(filepath.Join(stage, "DEBIAN", name), []byte(script), 0o755); err != nil {
+			return err
+		}
 	}
 	mtime := r.BuildDate.UTC()
 	if err := filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
@@ -168,8 +183,10 @@ func Depends(binary string) (string, error) {
 			deps = append(deps, "libc6")
 		}
 	}
-	// iptables: kubelet programs the KUBE-* chains; mount: volume mounts.
-	deps = append(deps, "iptables", "mount")
+	// iptables: kubelet programs the KUBE-* chains; mount: volume mounts;
+	// init-system-helpers: the maintainer scripts' deb-systemd-helper and
+	// deb-systemd-invoke, at the version debhelper asked for then.
+	deps = append(deps, "iptables", "mount", "init-system-helpers (>= 1.18~)")
 	return strings.Join(deps, ", "), nil
 }
 
@@ -216,7 +233,7 @@ func description(r *matrix.Release, v matrix.Variant, sha256 string) string {
 	return fmt.Sprintf("Kubernetes node agent %s (%s)\n", r.ModuleVersion(), v) + wrap(fmt.Sprintf(
 		"The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (`kubelet --version`: Kubernetes %s).",
 		r.ModuleVersion(), what, r.GitVersion(v))) + " .\n" + wrap(fmt.Sprintf(
-		"Binary sha256: %s. Configure flags in /etc/default/kubelet; enable with `systemctl enable --now kubelet`.", sha256))
+		"Binary sha256: %s. Installed, it takes the place of the official kubelet package of its release: same files, same flags file (KUBELET_EXTRA_ARGS in /etc/default/kubelet, which kubeadm's drop-in reads too), enabled and started as that package was.", sha256))
 }
 
 // wrap formats text as extended-description lines: a leading space, at
@@ -239,41 +256,111 @@ func wrap(text string) string {
 	return b.String()
 }
 
-// UnitFile is kubelet.service, reading KUBELET_ARGS from envFile
-// (/etc/default/kubelet here, /etc/sysconfig/kubelet in the RPM).
-func UnitFile(r *matrix.Release, v matrix.Variant, envFile string) string {
+// ShipsFlags says whether r's .deb ships /etc/default/kubelet: where the
+// official .deb of the release did, with its bytes (a conffile whose
+// bytes match moves between the packages without a question).
+func ShipsFlags(r *matrix.Release) bool { return official.DebShipsFlags(r.BuildDate) }
+
+// ReadsFlags is the flags file r's .deb unit reads: /etc/default/kubelet
+// from 1.11, where kubeadm's drop-in reads it too; before, none, as the
+// official unit (the official /etc/default/kubelet of 1.8/1.9 sets
+// KUBELET_EXTRA_ARGS= and would blank what kubeadm's era set in drop-ins).
+func ReadsFlags(r *matrix.Release) string {
+	if official.DropInReadsFlags(r.Version().Minor) {
+		return "/" + DefaultPath
+	}
+	return ""
+}
+
+// UnitFile is kubelet.service: the official package's unit (kubernetes/
+// release), reading flagsFile ("" for none) as kubeadm's drop-in of the
+// release does. kubeadm's drop-in replaces its ExecStart with its own.
+func UnitFile(r *matrix.Release, v matrix.Variant, flagsFile string) string {
+	env := ""
+	if flagsFile != "" {
+		env = fmt.Sprintf("# The flags file kubeadm's drop-in reads too.\nEnvironmentFile=-%s\n", flagsFile)
+	}
 	return fmt.Sprintf(`[Unit]
-Description=kubelet: the Kubernetes node agent (%s)
-Wants=network-online.target
-After=network-online.target docker.service
+Description=kubelet: The Kubernetes Node Agent (%s)
+Documentation=https://kubernetes.io/docs/
 
 [Service]
-EnvironmentFile=-%s
-ExecStart=/usr/bin/kubelet $KUBELET_ARGS
+# KUBELET_EXTRA_ARGS, as the official packages' kubeadm drop-in passes it;
+# KUBELET_ARGS, as this toolchain's packages before read it. This kubelet
+# carries Go's current TLS defaults: only if a client that cannot be
+# upgraded needs TLS 1.0/1.1, 3DES, RSA key exchange or SHA-1 handshake
+# signatures, set GODEBUG=tls3des=1,tlsrsakex=1,tlssha1=1 for it.
+%sExecStart=/usr/bin/kubelet $KUBELET_EXTRA_ARGS $KUBELET_ARGS
 Restart=always
+StartLimitInterval=0
 RestartSec=10
-# kubelet manages cgroups and containers for the whole node.
-KillMode=process
-Delegate=yes
 
 [Install]
 WantedBy=multi-user.target
-`, r.GitVersion(v), envFile)
+`, r.GitVersion(v), env)
 }
 
-func defaultFile(r *matrix.Release, v matrix.Variant) string {
-	return fmt.Sprintf(`# Flags for kubelet %s, read by kubelet.service:
-#   ExecStart=/usr/bin/kubelet $KUBELET_ARGS
-# For example (this release's flags; check kubelet --help):
-#   KUBELET_ARGS="--kubeconfig=/etc/kubernetes/kubelet.conf --pod-infra-container-image=%s"
-KUBELET_ARGS=""
-
-# This kubelet carries Go's current TLS defaults: its TLS port refuses TLS
-# 1.0/1.1 clients (unless --tls-min-version says otherwise, where the release
-# has it), 3DES, RSA key exchange and SHA-1 handshake signatures. Only if a
-# client that cannot be upgraded needs them back, uncomment:
-#GODEBUG=tls3des=1,tlsrsakex=1,tlssha1=1
-`, r.GitVersion(v), r.PauseImage)
+// MaintainerScripts are the .deb's postinst, prerm and postrm: what
+// debhelper (compat 9, dh_systemd_enable and dh_systemd_start) made for
+// the official kubelet package of every release of the era, so the kubelet
+// is enabled on first install (a disable is kept), stopped by the old
+// package's prerm and started by the new package's postinst, on upgrade
+// and rollback alike: the official package's prerm stops it when ours
+// replaces it, and ours when the official one comes back. The postinst
+// also makes /etc/kubernetes/manifests, as the official one did.
+func MaintainerScripts(r *matrix.Release, v matrix.Variant) map[string]string {
+	head := fmt.Sprintf("#!/bin/sh\n# kubelet %s: as the official kubelet package's (kubernetes/release,\n# debhelper compat 9); see docs/packaging.md.\nset -e\n", r.GitVersion(v))
+	migrate := ""
+	if ReadsFlags(r) == "" {
+		// This toolchain's packages before read KUBELET_ARGS from
+		// /etc/default/kubelet, which this unit does not read: an
+		// operator's flags there keep reaching the kubelet.
+		migrate = `	if grep -Eq '^KUBELET_ARGS=.*[^" ]' /etc/default/kubelet 2>/dev/null; then
+		mkdir -p /etc/systemd/system/kubelet.service.d
+		printf '# Made by the kubelet package: KUBELET_ARGS, as its earlier packages read it.\n[Service]\nEnvironmentFile=-/etc/default/kubelet\n' > /etc/systemd/system/kubelet.service.d/05-kubelet-args.conf
+	fi
+`
+	}
+	return map[string]string{
+		"postinst": head + `case "$1" in
+configure|abort-upgrade|abort-deconfigure|abort-remove)
+	mkdir -p /etc/kubernetes/manifests
+` + migrate + `
+	# This will only remove masks created by d-s-h on package removal.
+	deb-systemd-helper unmask kubelet.service >/dev/null || true
+	# was-enabled defaults to true, so new installations run enable.
+	if deb-systemd-helper --quiet was-enabled kubelet.service; then
+		deb-systemd-helper enable kubelet.service >/dev/null || true
+	else
+		deb-systemd-helper update-state kubelet.service >/dev/null || true
+	fi
+	# The old package's prerm stopped the kubelet: this starts the new one.
+	if [ -d /run/systemd/system ]; then
+		systemctl --system daemon-reload >/dev/null || true
+		deb-systemd-invoke start kubelet.service >/dev/null || true
+	fi
+	;;
+esac
+exit 0
+`,
+		"prerm": head + `if [ -d /run/systemd/system ]; then
+	deb-systemd-invoke stop kubelet.service >/dev/null || true
+fi
+exit 0
+`,
+		"postrm": head + `if [ -d /run/systemd/system ]; then
+	systemctl --system daemon-reload >/dev/null || true
+fi
+if [ "$1" = "remove" ] && [ -x /usr/bin/deb-systemd-helper ]; then
+	deb-systemd-helper mask kubelet.service >/dev/null || true
+fi
+if [ "$1" = "purge" ] && [ -x /usr/bin/deb-systemd-helper ]; then
+	deb-systemd-helper purge kubelet.service >/dev/null || true
+	deb-systemd-helper unmask kubelet.service >/dev/null || true
+fi
+exit 0
+`,
+	}
 }
 
 func copyrightFile(r *matrix.Release) string {
@@ -334,7 +421,7 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 		}
 	}
 	sort.Strings(entries)
-	for _, p := range []string{BinPath, UnitPath, DefaultPath} {
+	for _, p := range []string{BinPath, UnitPath} {
 		if i := sort.SearchStrings(entries, p); i == len(entries) || entries[i] != p {
 			return "", fmt.Errorf("%s does not install /%s; it holds:\n%s", debPath, p, list)
 		}
@@ -347,6 +434,11 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 		return "", err
 	}
 	defer fsutil.RemoveAll(root)
+	// A shell there: dpkg runs the maintainer scripts chrooted into the
+	// root (the systemd tools they call are stand-ins that record).
+	if err := scratchroot.Prepare(root); err != nil {
+		return "", err
+	}
 	admin := filepath.Join(root, "var", "lib", "dpkg")
 	for _, d := range []string{"info", "updates", "triggers"} {
 		if err := os.MkdirAll(filepath.Join(admin, d), 0o755); err != nil {
@@ -360,7 +452,7 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 	}
 	start := time.Now()
 	out, err := execx.Run(ctx, execx.Cmd{Name: "dpkg", Args: []string{
-		"--root=" + root, "--log=/dev/null", "--force-depends", "--force-not-root", "--force-script-chrootless", "-i", debPath,
+		"--root=" + root, "--log=/dev/null", "--force-depends", "-i", debPath,
 	}})
 	if err != nil {
 		return "", err
@@ -372,6 +464,15 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 	}
 	if got := string(status); got != "install ok installed "+wantVersion {
 		return "", fmt.Errorf("dpkg records %s as %q in the throwaway root", Package, got)
+	}
+	// As the official package: enabled and started on first install.
+	if _, err := os.Lstat(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
+		calls, _ := scratchroot.Calls(root)
+		return "", fmt.Errorf("the postinst did not enable kubelet.service in the throwaway root: %w; the calls:\n%s\n%s", err, strings.Join(calls, "\n"), out)
+	}
+	if st := scratchroot.UnitState(root, "kubelet.service"); st != "active" {
+		calls, _ := scratchroot.Calls(root)
+		return "", fmt.Errorf("the postinst did not start kubelet.service (state %q); the calls:\n%s", st, strings.Join(calls, "\n"))
 	}
 	ver, err := execx.Run(ctx, execx.Cmd{Name: filepath.Join(root, BinPath), Args: []string{"--version"}})
 	if err != nil {

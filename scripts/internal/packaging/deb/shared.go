@@ -18,10 +18,6 @@ var Relations = [][2]string{
 // Maintainer is the Maintainer of the packages built here.
 const Maintainer = maintainer
 
-// DefaultFile is /etc/default/kubelet (also the RPM's /etc/sysconfig/kubelet):
-// KUBELET_ARGS, commented examples, the GODEBUG override.
-func DefaultFile(r *matrix.Release, v matrix.Variant) string { return defaultFile(r, v) }
-
 // CopyrightFile is the machine-readable debian/copyright.
 func CopyrightFile(r *matrix.Release) string { return copyrightFile(r) }
 

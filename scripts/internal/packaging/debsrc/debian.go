@@ -7,6 +7,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/official"
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
@@ -31,8 +32,15 @@ func DebianFiles(o Options) (map[string]File, error) {
 		"debian/changelog":       {Data: []byte(Changelog(r, v, o.Version, o.Set.Patches)), Mode: 0o644},
 		"debian/copyright":       {Data: []byte(deb.CopyrightFile(r)), Mode: 0o644},
 		"debian/source/format":   {Data: []byte("3.0 (quilt)\n"), Mode: 0o644},
-		"debian/kubelet.service": {Data: []byte(deb.UnitFile(r, v, "/"+deb.DefaultPath)), Mode: 0o644},
-		"debian/kubelet.default": {Data: []byte(deb.DefaultFile(r, v)), Mode: 0o644},
+		"debian/kubelet.service": {Data: []byte(deb.UnitFile(r, v, deb.ReadsFlags(r))), Mode: 0o644},
+	}
+	if deb.ShipsFlags(r) {
+		files["debian/kubelet.default"] = File{Data: []byte(official.FlagsFile), Mode: 0o644}
+	}
+	// The .deb's own maintainer scripts, whole: no #DEBHELPER# token, so
+	// dh adds nothing to them.
+	for name, script := range deb.MaintainerScripts(r, v) {
+		files["debian/kubelet."+name] = File{Data: []byte(script), Mode: 0o755}
 	}
 	if len(o.Set.Patches) > 0 {
 		files["debian/patches/series"] = File{Data: o.Set.SeriesFile(), Mode: 0o644}
@@ -64,7 +72,7 @@ func Control(r *matrix.Release, v matrix.Variant, sha256 string) string {
 	b.WriteString("\n")
 	field("Package", deb.Package)
 	field("Architecture", "amd64")
-	field("Depends", "${shlibs:Depends}, ${misc:Depends}, iptables, mount")
+	field("Depends", "${shlibs:Depends}, ${misc:Depends}, iptables, mount, init-system-helpers (>= 1.18~)")
 	for _, f := range deb.Relations {
 		field(f[0], f[1])
 	}
@@ -103,11 +111,13 @@ override_dh_auto_test:
 
 override_dh_auto_install:
 	install -D -m 0755 _build/kubelet debian/kubelet/usr/bin/kubelet
-	install -D -m 0644 debian/kubelet.default debian/kubelet/etc/default/kubelet
+	install -D -m 0644 debian/kubelet.service debian/kubelet/lib/systemd/system/kubelet.service
+	if [ -f debian/kubelet.default ]; then install -D -m 0644 debian/kubelet.default debian/kubelet/etc/default/kubelet; fi
 
-# Installed, not enabled or started: flags go in /etc/default/kubelet first.
+# The unit is installed above and debian/kubelet.postinst, .prerm and
+# .postrm enable, start and stop it as the official package's did
+# (debhelper compat 9); dh_installsystemd would add its own snippets.
 override_dh_installsystemd:
-	dh_installsystemd --no-enable --no-start
 
 # The binary is built without symbols (-s -w) and its sha256 is the
 # released one: nothing may rewrite it.

@@ -85,7 +85,7 @@ func TestDebianFiles(t *testing.T) {
 	want := map[string][]string{
 		"debian/source/format": {"3.0 (quilt)\n"},
 		"debian/control": {"Source: kubelet\n", "Build-Depends: debhelper-compat (= 13), golang-go (>= 2:1.21~), libc6-dev\n",
-			"\nPackage: kubelet\nArchitecture: amd64\n", "Depends: ${shlibs:Depends}, ${misc:Depends}, iptables, mount\n", "Conflicts: kubernetes-node\n"},
+			"\nPackage: kubelet\nArchitecture: amd64\n", "Depends: ${shlibs:Depends}, ${misc:Depends}, iptables, mount, init-system-helpers (>= 1.18~)\n", "Conflicts: kubernetes-node\n"},
 		"debian/rules": {"#!/usr/bin/make -f\n", "\n%:\n\tdh $@\n",
 			// $ doubled for make, the line otherwise as build.sh has it.
 			"\tcd _build && env GOTOOLCHAIN=go1.26.8 GOPATH=\"$$PWD\" go build -o kubelet k8s.io/kubernetes/cmd/kubelet\n",
@@ -95,8 +95,12 @@ func TestDebianFiles(t *testing.T) {
 			"  * k19-build (Go compatibility fixes):\n    - 0001 kubelet: say patched\n",
 			"  * k19-fixes (production fixes):\n    - 0001 add package new\n",
 			"\n -- Kubelet Toolchain <toolchain@kubelet-toolchain.invalid>  Fri, 28 Sep 2018 21:35:22 +0000\n"},
-		"debian/kubelet.service":                          {"EnvironmentFile=-/etc/default/kubelet\n"},
-		"debian/kubelet.default":                          {"KUBELET_ARGS=\"\"\n"},
+		// 1.9: the unit reads no flags file (kubeadm's drop-in of 1.9 reads
+		// none); the earlier packages' KUBELET_ARGS kept by the postinst.
+		"debian/kubelet.service":                          {"\nExecStart=/usr/bin/kubelet $KUBELET_EXTRA_ARGS $KUBELET_ARGS\n"},
+		"debian/kubelet.default":                          {"KUBELET_EXTRA_ARGS=\n"},
+		"debian/kubelet.postinst":                         {"deb-systemd-invoke start kubelet.service", "/etc/systemd/system/kubelet.service.d/05-kubelet-args.conf"},
+		"debian/kubelet.prerm":                            {"deb-systemd-invoke stop kubelet.service"},
 		"debian/copyright":                                {"License: Apache-2.0\n"},
 		"debian/patches/series":                           {"\nk19-build/0001-say-patched.patch\nk19-fixes/0001-add-pkg-new-new.go.patch\n"},
 		"debian/patches/k19-build/0001-say-patched.patch": {changeGo},

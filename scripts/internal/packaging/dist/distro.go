@@ -12,6 +12,7 @@ import (
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/packaging/deb"
 	"kubelet-toolchain/scripts/internal/packaging/debsrc"
+	"kubelet-toolchain/scripts/internal/packaging/official"
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
 	"kubelet-toolchain/scripts/internal/packaging/rpm"
 	"kubelet-toolchain/scripts/internal/pipeline/build"
@@ -113,7 +114,7 @@ func distroPackages(ctx context.Context, o Options, dir, version, sum string, se
 					Source0: n.Source0, TopDir: n.Top, Patches: set.Patches, BuildCommand: cmd, CToolchain: cSource},
 				Source0Path: orig, CToolchainPath: cPath,
 				Unit:      []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
-				Sysconfig: []byte(deb.DefaultFile(r, v)),
+				Sysconfig: []byte(official.FlagsFile),
 				SpecOut:   filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
 				TmpParent: parent, Log: o.Log,
 			})

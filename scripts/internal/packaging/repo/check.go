@@ -8,12 +8,18 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/mod/semver"
+
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/official"
 	"kubelet-toolchain/scripts/internal/packaging/rpm"
+	"kubelet-toolchain/scripts/internal/packaging/scratchroot"
 	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 	"kubelet-toolchain/tools/execx"
 )
@@ -36,21 +42,26 @@ type CheckResult struct {
 	Installed []string
 	Refused   []Refusal
 	Upgraded  []string
+	// Nodes are the official nodes upgraded to ours and rolled back.
+	Nodes []string
 }
 
-// checker holds one check's scratch directory: a copy of the repository
-// (tampered copies beside it), the stand-in packages and every client root.
+// checker holds one check's scratch directory: a copy of each minor's
+// repository (tampered copies beside them), the stand-in packages and
+// every client root.
 type checker struct {
 	o       CheckOptions
 	scratch string
-	// url is the published repository's; the copies' file: URLs replace it
-	// in the operator's .repo file and sources.list line.
-	url string
-	n   int
+	n       int
 	// el7 stands in for CentOS 7's libraries (glibc 2.17, the floor) and
 	// Ubuntu 16.04's; el9 for RHEL 9's (glibc 2.34) and Ubuntu 22.04's,
 	// where the packages built before the floor (needing 2.34) installed.
 	el7, el9 standin
+	// officialYum and officialApt hold the stand-ins of each official
+	// node's packages (official.Nodes), by the node's release: the
+	// operator's copy of what the node installed from the repositories
+	// that are gone, which a rollback installs from.
+	officialYum, officialApt map[string]string
 }
 
 // standin is what the kubelet packages require and this machine cannot
@@ -60,24 +71,37 @@ type standin struct {
 	yumRepo, deb string
 }
 
-// Check installs every package of the repository with dnf and apt into
-// scratch roots and runs the kubelet found there, shows each client
-// refusing a tampered package and tampered metadata, and upgrades from
-// the previous package revision (built from the commit that made it) to
-// the published one. Nothing outside its scratch directory (under
-// _output) is written; the gpg agents the clients start are stopped.
+// target is one client run: its root, the distribution stand-in there,
+// and the repositories the node is configured with.
+type target struct {
+	st   standin
+	root string
+	// repo is a copy of one minor's repository, "" for none.
+	repo string
+	// official adds the stand-ins of this official node's packages (its
+	// release), "" for none.
+	official string
+	// edit changes the operator's .repo file (dnf only).
+	edit func(string) string
+}
+
+// Check checks each minor's repository holds that minor only, installs
+// every package with dnf and apt into scratch roots and runs the kubelet
+// found there, shows each client refusing a tampered package and tampered
+// metadata, upgrades nodes that run the official packages (stand-ins of
+// them, official.Nodes) to ours and rolls them back, and upgrades from the
+// previous package revision (built from the commit that made it) to the
+// published one. Nothing outside its scratch directory (under _output) is
+// written; the gpg agents the clients start are stopped.
 func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	if len(o.Packages) == 0 {
 		return nil, fmt.Errorf("no release to check")
 	}
-	dir := Dir(o.Matrix)
-	repoText, err := os.ReadFile(filepath.Join(dir, RepoFile))
-	if err != nil {
-		return nil, fmt.Errorf("no repository to check (make repo): %w", err)
-	}
-	m := regexp.MustCompile(`(?m)^baseurl=(.*)/yum$`).FindSubmatch(repoText)
-	if m == nil {
-		return nil, fmt.Errorf("%s: no baseurl=<url>/yum line", filepath.Join(dir, RepoFile))
+	minors, by := ByMinor(o.Packages)
+	for _, mi := range minors {
+		if _, err := os.Stat(filepath.Join(MinorDir(o.Matrix, mi), RepoFile)); err != nil {
+			return nil, fmt.Errorf("no repository %s to check (make repo): %w", mi, err)
+		}
 	}
 	scratch, err := os.MkdirTemp(o.Matrix.OutputDir(), ".repo-check-")
 	if err != nil {
@@ -87,28 +111,50 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		stopAgents(scratch)
 		fsutil.RemoveAll(scratch)
 	}()
-	c := &checker{o: o, scratch: scratch, url: string(m[1])}
-	if c.el7, err = c.makeStandin(ctx, "centos7", 17, "xenial", "libc6 (= 2.23), iptables (= 1.6.0), mount (= 2.27.1)"); err != nil {
+	c := &checker{o: o, scratch: scratch}
+	if c.el7, err = c.makeStandin(ctx, "centos7", 17, "xenial", "libc6 (= 2.23), iptables (= 1.6.0), mount (= 2.27.1), init-system-helpers (= 1.29ubuntu4)"); err != nil {
 		return nil, fmt.Errorf("the stand-in packages: %w", err)
 	}
-	if c.el9, err = c.makeStandin(ctx, "el9", 34, "jammy", "libc6 (= 2.35), iptables (= 1.8.7), mount (= 2.37.2)"); err != nil {
+	if c.el9, err = c.makeStandin(ctx, "el9", 34, "jammy", "libc6 (= 2.35), iptables (= 1.8.7), mount (= 2.37.2), init-system-helpers (= 1.62)"); err != nil {
 		return nil, fmt.Errorf("the stand-in packages: %w", err)
 	}
-	good, err := c.copyRepo(dir, "published")
-	if err != nil {
-		return nil, err
+	if err := c.makeOfficial(ctx); err != nil {
+		return nil, fmt.Errorf("the official packages' stand-ins: %w", err)
 	}
 	res := &CheckResult{}
-	for _, p := range o.Packages {
-		if err := c.installBoth(ctx, good, p); err != nil {
+	good := map[string]string{}
+	for _, mi := range minors {
+		dir := MinorDir(o.Matrix, mi)
+		if err := onlyMinor(dir, mi); err != nil {
 			return nil, err
 		}
-		res.Installed = append(res.Installed, p.Version)
+		if good[mi], err = c.copyRepo(dir, mi); err != nil {
+			return nil, err
+		}
+		for _, p := range by[mi] {
+			if err := c.installBoth(ctx, good[mi], p); err != nil {
+				return nil, err
+			}
+			res.Installed = append(res.Installed, p.Version)
+		}
 	}
-	refused, err := c.tamper(ctx, dir, o.Packages[len(o.Packages)-1])
+	last := minors[len(minors)-1]
+	refused, err := c.tamper(ctx, MinorDir(o.Matrix, last), by[last][len(by[last])-1])
 	res.Refused = refused
 	if err != nil {
 		return res, err
+	}
+	for _, n := range official.Nodes {
+		pkgs, ok := by[n.Minor()]
+		if !ok {
+			c.logf("the official %s node: repository %s is not published here (make repo VERSIONS=\"... %s\"): not checked", n.Release, n.Minor(), n.Release)
+			continue
+		}
+		done, err := c.officialNode(ctx, n, good[n.Minor()], newestPatched(pkgs), minors)
+		res.Nodes = append(res.Nodes, done...)
+		if err != nil {
+			return res, err
+		}
 	}
 	for _, p := range o.Packages {
 		pr := p.Release.PackageRevision
@@ -119,12 +165,42 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 			c.logf("%s: no packageRevision.previous in versions.yaml: the upgrade from %s is not checked", p.Version, p.Release.PreviousPackageVersion(p.Variant))
 			continue
 		}
-		if err := c.upgrade(ctx, good, p); err != nil {
+		if err := c.upgrade(ctx, good[Minor(p.Release)], p); err != nil {
 			return res, err
 		}
 		res.Upgraded = append(res.Upgraded, p.Release.PreviousPackageVersion(p.Variant)+" -> "+p.Version)
 	}
 	return res, nil
+}
+
+// onlyMinor checks a minor's repository holds that minor's kubelets and
+// no other: a node pointed at it never leaves its minor.
+func onlyMinor(dir, minor string) error {
+	prefix := strings.TrimPrefix(minor, "v") + "."
+	rpms, _ := filepath.Glob(filepath.Join(dir, "yum", "Packages", "*.rpm"))
+	debs, _ := filepath.Glob(filepath.Join(dir, "apt", "pool", Component, "k", "kubelet", "*.deb"))
+	if len(rpms) == 0 || len(debs) == 0 {
+		return fmt.Errorf("repository %s holds %d RPMs and %d .debs", minor, len(rpms), len(debs))
+	}
+	for _, f := range append(rpms, debs...) {
+		name := filepath.Base(f)
+		if !strings.HasPrefix(name, "kubelet-"+prefix) && !strings.HasPrefix(name, "kubelet_"+prefix) {
+			return fmt.Errorf("repository %s holds %s, a kubelet of another minor: a node on %s would upgrade to it, past its API server", minor, name, minor)
+		}
+	}
+	return nil
+}
+
+// newestPatched is the package a node upgrades to from a minor's
+// repository: the newest release's patched build.
+func newestPatched(pkgs []Package) Package {
+	best := pkgs[0]
+	for _, p := range pkgs {
+		if p.Variant == matrix.Patched && (best.Variant != matrix.Patched || semver.Compare("v"+p.Release.Release, "v"+best.Release.Release) > 0) {
+			best = p
+		}
+	}
+	return best
 }
 
 func (c *checker) logf(format string, args ...any) { fmt.Fprintf(c.o.Log, "    "+format+"\n", args...) }
@@ -134,15 +210,23 @@ func (c *checker) dir(name string) string {
 	return filepath.Join(c.scratch, fmt.Sprintf("%02d-%s", c.n, name))
 }
 
-// copyRepo copies the published repository, for one client run or one
+// newRoot is a scratch root with a shell for the scriptlets and the
+// systemd stand-ins (scratchroot).
+func (c *checker) newRoot(name string) (string, error) {
+	root := c.dir(name)
+	return root, scratchroot.Prepare(root)
+}
+
+// copyRepo copies a published repository, for one client run or one
 // tampering.
 func (c *checker) copyRepo(src, name string) (string, error) {
 	dst := c.dir("repo-" + name)
 	return dst, fsutil.CopyDir(src, dst, true, nil)
 }
 
-// installBoth installs p from repo with both clients and runs the kubelet
-// each put in place.
+// installBoth installs p from repo with both clients on a node with no
+// kubelet yet, runs the kubelet each put in place, and checks the flags
+// an operator puts in the flags file reach its command line.
 func (c *checker) installBoth(ctx context.Context, repo string, p Package) error {
 	nvr, err := rpm.NVR(p.Release, p.Version)
 	if err != nil {
@@ -152,20 +236,51 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 	if err != nil {
 		return err
 	}
-	root := c.dir("dnf-" + p.Version)
-	out, err := c.dnf(ctx, c.el7, root, repo, nil, "install", nvr)
+	for _, cl := range []struct {
+		client, flags, what string
+		run                 func(t target) (string, error)
+	}{
+		// The RPM's unit reads /etc/sysconfig/kubelet in every release; the
+		// .deb's reads /etc/default/kubelet from 1.11, as kubeadm's drop-in.
+		{"dnf", rpm.SysconfigPath, "dnf install " + nvr, func(t target) (string, error) { return c.dnf(ctx, t, "install", nvr) }},
+		{"apt", deb.ReadsFlags(p.Release), "apt-get install kubelet=" + p.Version, func(t target) (string, error) { return c.apt(ctx, t, "install", "kubelet="+p.Version) }},
+	} {
+		root, err := c.newRoot(cl.client + "-" + p.Version)
+		if err != nil {
+			return err
+		}
+		out, err := cl.run(target{st: c.el7, root: root, repo: repo})
+		if err != nil {
+			return fmt.Errorf("%s from repository %s: %w\n%s", cl.what, Minor(p.Release), err, out)
+		}
+		if err := c.installed(ctx, cl.client, root, p, want); err != nil {
+			return fmt.Errorf("%w\n%s", err, out)
+		}
+		if cl.flags == "" {
+			continue
+		}
+		if err := flagsReach(root, cl.flags); err != nil {
+			return fmt.Errorf("%s: %s: %w", p.Version, cl.what, err)
+		}
+	}
+	return nil
+}
+
+// flagsReach sets KUBELET_EXTRA_ARGS in the flags file, as an operator of
+// a node without kubeadm does, and checks the unit passes them on.
+func flagsReach(root, flags string) error {
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(root, flags)), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, flags), []byte("KUBELET_EXTRA_ARGS=--v=4 --node-labels=edited-by=operator\n"), 0o644); err != nil {
+		return err
+	}
+	argv, files, err := execStart(root, "kubelet.service")
 	if err != nil {
-		return fmt.Errorf("dnf install %s from the yum repository: %w", nvr, err)
+		return err
 	}
-	if err := c.installed(ctx, "dnf", root, p, want); err != nil {
-		return fmt.Errorf("%w\n%s", err, out)
-	}
-	root = c.dir("apt-" + p.Version)
-	if out, err = c.apt(ctx, c.el7, root, repo, "install", "kubelet="+p.Version); err != nil {
-		return fmt.Errorf("apt-get install kubelet=%s from the apt repository: %w", p.Version, err)
-	}
-	if err := c.installed(ctx, "apt", root, p, want); err != nil {
-		return fmt.Errorf("%w\n%s", err, out)
+	if !slices.Contains(argv, "--v=4") || !slices.Contains(argv, "--node-labels=edited-by=operator") {
+		return fmt.Errorf("KUBELET_EXTRA_ARGS in %s does not reach the kubelet: kubelet.service (%s) runs %q", flags, strings.Join(files, ", "), argv)
 	}
 	return nil
 }
@@ -214,11 +329,19 @@ func (c *checker) tamper(ctx context.Context, published string, p Package) ([]Re
 	}
 	dnfInstall := func(repoEdit func(string) string) func(string) (string, error) {
 		return func(repo string) (string, error) {
-			return c.dnf(ctx, c.el7, c.dir("dnf-tampered"), repo, repoEdit, "install", nvr)
+			root, err := c.newRoot("dnf-tampered")
+			if err != nil {
+				return "", err
+			}
+			return c.dnf(ctx, target{st: c.el7, root: root, repo: repo, edit: repoEdit}, "install", nvr)
 		}
 	}
 	aptInstall := func(repo string) (string, error) {
-		return c.apt(ctx, c.el7, c.dir("apt-tampered"), repo, "install", "kubelet="+p.Version)
+		root, err := c.newRoot("apt-tampered")
+		if err != nil {
+			return "", err
+		}
+		return c.apt(ctx, target{st: c.el7, root: root, repo: repo}, "install", "kubelet="+p.Version)
 	}
 	rpmIn := func(repo string) (string, error) {
 		files, err := filepath.Glob(filepath.Join(repo, "yum", "Packages", nvr+".*.rpm"))
@@ -333,12 +456,12 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 	if err != nil {
 		return err
 	}
-	edit := "KUBELET_ARGS=\"--v=2\" # the operator's edit\n"
+	edit := "# the operator's edit\nKUBELET_ARGS=\"--v=2\"\n"
 	dnf := func(ctx context.Context, root, repo string, args ...string) (string, error) {
-		return c.dnf(ctx, c.el9, root, repo, nil, args...)
+		return c.dnf(ctx, target{st: c.el9, root: root, repo: repo}, args...)
 	}
 	apt := func(ctx context.Context, root, repo string, args ...string) (string, error) {
-		return c.apt(ctx, c.el9, root, repo, args...)
+		return c.apt(ctx, target{st: c.el9, root: root, repo: repo}, args...)
 	}
 	rpmQuery := func(root string) (string, error) {
 		out, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"--root", root, "-q", "--qf", "%{NAME}-%{VERSION}-%{RELEASE}", "kubelet"}})
@@ -361,7 +484,10 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		{"apt", "etc/default/kubelet", []string{"install", prevDeb}, []string{"install", "-o", "DPkg::Options::=--force-confold", "kubelet=" + p.Version},
 			dpkgQuery, prev, p.Version, apt},
 	} {
-		root := c.dir(cl.client + "-upgrade")
+		root, err := c.newRoot(cl.client + "-upgrade")
+		if err != nil {
+			return err
+		}
 		if _, err := cl.run(ctx, root, repo, cl.install...); err != nil {
 			return fmt.Errorf("%s: installing the previous revision %s: %w", cl.client, prev, err)
 		}
@@ -376,6 +502,10 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		if err := os.WriteFile(conf, append(old, edit...), 0o644); err != nil {
 			return err
 		}
+		// Enabled, as the previous packages' description said to.
+		if out, err := execx.Run(ctx, execx.Cmd{Name: "systemctl", Args: []string{"--root=" + root, "enable", unit}}); err != nil {
+			return fmt.Errorf("%s: systemctl --root enable %s: %w\n%s", cl.client, unit, err, out)
+		}
 		if _, err := cl.run(ctx, root, repo, cl.upgrade...); err != nil {
 			return fmt.Errorf("%s: upgrading %s to %s: %w", cl.client, prev, p.Version, err)
 		}
@@ -388,52 +518,94 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		if now, _ := os.ReadFile(conf); !bytes.Contains(now, []byte(edit)) {
 			return fmt.Errorf("%s: the upgrade lost the operator's edit of /%s:\n%s", cl.client, cl.config, now)
 		}
-		c.logf("%-4s upgraded %s -> %s; /%s kept the operator's edit; the kubelet is the released one", cl.client, cl.from, cl.to, cl.config)
+		// The flags it set still reach the kubelet: the unit reads
+		// KUBELET_ARGS too, for the packages before this layout.
+		argv, files, err := execStart(root, unit)
+		if err != nil {
+			return fmt.Errorf("%s: after the upgrade: %w", cl.client, err)
+		}
+		if !slices.Contains(argv, "--v=2") {
+			return fmt.Errorf("%s: after the upgrade the kubelet runs %q (%s), without the flag the operator set in /%s", cl.client, argv, strings.Join(files, ", "), cl.config)
+		}
+		link, err := enabledLink(root, unit)
+		if err != nil {
+			return fmt.Errorf("%s: after the upgrade: %w", cl.client, err)
+		}
+		c.logf("%-4s upgraded %s -> %s; /%s kept the operator's edit, which reaches the kubelet; enabled (link -> %s); the kubelet is the released one", cl.client, cl.from, cl.to, cl.config, link)
 	}
 	return nil
 }
 
-// dnf runs dnf on root with its own configuration: the operator's .repo
-// file, pointed at repo (and changed by edit, if set), and the stand-ins'
-// repository.
-func (c *checker) dnf(ctx context.Context, st standin, root, repo string, edit func(string) string, args ...string) (string, error) {
-	reposd := filepath.Join(root + ".repos.d")
+// dnf runs dnf on t's root with its own configuration: the operator's
+// .repo file, pointed at t.repo (and changed by t.edit, if set), the
+// official node's stand-ins if t.official, and the distribution
+// stand-in's.
+func (c *checker) dnf(ctx context.Context, t target, args ...string) (string, error) {
+	reposd := t.root + ".repos.d"
+	if err := fsutil.RemoveAll(reposd); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(reposd, 0o755); err != nil {
 		return "", err
 	}
-	text, err := os.ReadFile(filepath.Join(repo, RepoFile))
-	if err != nil {
-		return "", err
+	files := map[string]string{"standin.repo": fmt.Sprintf("[standin]\nname=test-only stand-ins of the distribution (not the operator's repository)\nbaseurl=file://%s\ngpgcheck=0\n", t.st.yumRepo)}
+	if t.official != "" {
+		files["official.repo"] = fmt.Sprintf("[kubernetes]\nname=test-only stand-ins of the official packages (the operator's copy of what the node installed)\nbaseurl=file://%s\ngpgcheck=0\n", c.officialYum[t.official])
 	}
-	s := strings.ReplaceAll(string(text), c.url, "file://"+repo)
-	if edit != nil {
-		s = edit(s)
+	if t.repo != "" {
+		text, err := os.ReadFile(filepath.Join(t.repo, RepoFile))
+		if err != nil {
+			return "", err
+		}
+		url, err := repoURL(t.repo)
+		if err != nil {
+			return "", err
+		}
+		s := strings.ReplaceAll(string(text), url, "file://"+t.repo)
+		if t.edit != nil {
+			s = t.edit(s)
+		}
+		files[RepoFile] = s
 	}
-	standin := fmt.Sprintf("[standin]\nname=test-only stand-ins (not the operator's repository)\nbaseurl=file://%s\ngpgcheck=0\n", st.yumRepo)
-	conf := filepath.Join(root + ".dnf.conf")
-	if err := os.WriteFile(filepath.Join(reposd, RepoFile), []byte(s), 0o644); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(filepath.Join(reposd, "standin.repo"), []byte(standin), 0o644); err != nil {
-		return "", err
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(reposd, name), []byte(text), 0o644); err != nil {
+			return "", err
+		}
 	}
 	// skip_if_unavailable=True in [main], as Fedora's and Debian's dnf.conf
 	// ship it: the operator's .repo file must still make a repository that
 	// fails its checks an error, not one dnf skips.
+	conf := t.root + ".dnf.conf"
 	if err := os.WriteFile(conf, []byte("[main]\nreposdir="+reposd+"\ninstall_weak_deps=False\nskip_if_unavailable=True\n"), 0o644); err != nil {
 		return "", err
 	}
-	defer stopAgents(root)
-	out, err := execx.Run(ctx, execx.Cmd{Name: "dnf", Args: append([]string{"-y", "--config", conf, "--installroot", root, "--releasever", "7", "--setopt=reposdir=" + reposd}, args...), Timeout: 10 * time.Minute})
+	defer stopAgents(t.root)
+	out, err := execx.Run(ctx, execx.Cmd{Name: "dnf", Args: append([]string{"-y", "--config", conf, "--installroot", t.root, "--releasever", "7", "--setopt=reposdir=" + reposd}, args...), Timeout: 10 * time.Minute})
 	return string(out), err
 }
 
-// apt runs apt-get on root with a configuration of its own (APT_CONFIG:
-// nothing of the machine's apt configuration, lists, caches or dpkg
-// database): the operator's sources.list line pointed at repo, its
-// keyring in the root, and the stand-in .deb installed with the first
+// repoURL is the URL a published repository's operator files name (the
+// .repo file's baseurl without /yum).
+func repoURL(repo string) (string, error) {
+	text, err := os.ReadFile(filepath.Join(repo, RepoFile))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^baseurl=(.*)/yum$`).FindSubmatch(text)
+	if m == nil {
+		return "", fmt.Errorf("%s: no baseurl=<url>/yum line", filepath.Join(repo, RepoFile))
+	}
+	return string(m[1]), nil
+}
+
+// apt runs apt-get on t's root with a configuration of its own
+// (APT_CONFIG: nothing of the machine's apt configuration, lists, caches
+// or dpkg database): the operator's sources.list line pointed at t.repo
+// with its keyring in the root, the official node's stand-ins if
+// t.official, and the distribution stand-in .deb installed with the first
 // command.
-func (c *checker) apt(ctx context.Context, st standin, root, repo string, args ...string) (string, error) {
+func (c *checker) apt(ctx context.Context, t target, args ...string) (string, error) {
+	root := t.root
 	conf := filepath.Join(root, "etc", "apt", "apt.conf")
 	if _, err := os.Stat(conf); err != nil {
 		for _, d := range []string{"etc/apt/sources.list.d", "etc/apt/apt.conf.d", "etc/apt/preferences.d", "etc/apt/trusted.gpg.d", "etc/apt/keyrings",
@@ -445,24 +617,41 @@ func (c *checker) apt(ctx context.Context, st standin, root, repo string, args .
 		if err := os.WriteFile(filepath.Join(root, "var", "lib", "dpkg", "status"), nil, 0o644); err != nil {
 			return "", err
 		}
-		keyring := filepath.Join(root, strings.TrimPrefix(Keyring, "/"))
-		if err := fsutil.CopyFile(filepath.Join(repo, KeyGPG), keyring); err != nil {
-			return "", err
-		}
-		line, err := os.ReadFile(filepath.Join(repo, ListFile))
-		if err != nil {
-			return "", err
-		}
-		l := strings.ReplaceAll(strings.ReplaceAll(string(line), c.url, "file:"+repo), Keyring, keyring)
-		if err := os.WriteFile(filepath.Join(root, "etc", "apt", "sources.list.d", ListFile), []byte(l), 0o644); err != nil {
-			return "", err
-		}
 		cfg := fmt.Sprintf("Dir %q;\nDir::State::status %q;\nDPkg::Options { \"--root=%s\"; \"--admindir=%s\"; \"--log=%s\"; };\nDebug::NoLocking \"true\";\nAPT::Sandbox::User \"root\";\n",
 			root+"/", filepath.Join(root, "var/lib/dpkg/status"), root, filepath.Join(root, "var/lib/dpkg"), filepath.Join(root, "var/log/dpkg.log"))
 		if err := os.WriteFile(conf, []byte(cfg), 0o644); err != nil {
 			return "", err
 		}
-		args = append(append([]string{}, args...), st.deb)
+		args = append(append([]string{}, args...), t.st.deb)
+	}
+	lists := filepath.Join(root, "etc", "apt", "sources.list.d")
+	for _, f := range []string{ListFile, "official.list"} {
+		os.Remove(filepath.Join(lists, f))
+	}
+	if t.official != "" {
+		line := fmt.Sprintf("deb [trusted=yes] file:%s ./\n", c.officialApt[t.official])
+		if err := os.WriteFile(filepath.Join(lists, "official.list"), []byte(line), 0o644); err != nil {
+			return "", err
+		}
+	}
+	if t.repo != "" {
+		keyring := filepath.Join(root, strings.TrimPrefix(Keyring, "/"))
+		os.Remove(keyring)
+		if err := fsutil.CopyFile(filepath.Join(t.repo, KeyGPG), keyring); err != nil {
+			return "", err
+		}
+		line, err := os.ReadFile(filepath.Join(t.repo, ListFile))
+		if err != nil {
+			return "", err
+		}
+		url, err := repoURL(t.repo)
+		if err != nil {
+			return "", err
+		}
+		l := strings.ReplaceAll(strings.ReplaceAll(string(line), url, "file:"+t.repo), Keyring, keyring)
+		if err := os.WriteFile(filepath.Join(lists, ListFile), []byte(l), 0o644); err != nil {
+			return "", err
+		}
 	}
 	env := []string{"APT_CONFIG=" + conf, "DEBIAN_FRONTEND=noninteractive"}
 	out, err := execx.Run(ctx, execx.Cmd{Name: "apt-get", Args: []string{"update"}, Env: env, Timeout: 10 * time.Minute})
@@ -486,7 +675,9 @@ func (c *checker) makeStandin(ctx context.Context, era string, glibcMinor int, d
 	top := filepath.Join(c.scratch, era+"-standin")
 	name := era + "-glibc-iptables-util-linux-standin"
 	glibc, versions := fmt.Sprintf("2.%d", glibcMinor), glibcVersions(glibcMinor)
-	provides := []string{"rtld(GNU_HASH)"}
+	// The tools the official packages required, and the shell their
+	// scriptlets run in (scratchroot lays the files down).
+	provides := []string{"rtld(GNU_HASH)", "/bin/sh", "socat", "ethtool", "iproute", "ebtables", "conntrack"}
 	for _, lib := range []string{"libc.so.6", "libdl.so.2", "libpthread.so.0", "libresolv.so.2", "librt.so.1", "libm.so.6"} {
 		provides = append(provides, lib+"()(64bit)")
 		for _, v := range versions {
@@ -527,9 +718,9 @@ make check-repo's scratch roots. Contains no files.
 Version: 1
 Architecture: all
 Maintainer: Kubelet Toolchain <toolchain@kubelet-toolchain.invalid>
-Provides: %s
+Provides: %s, iproute2, socat, util-linux, ebtables, ethtool, conntrack
 Description: test-only stand-in for libc6, iptables and mount (%s)
- Provides the names the kubelet package depends on, for make check-repo's
+ Provides the names the kubelet packages depend on, for make check-repo's
  scratch roots. Contains no files.
 `, debEra, debProvides, debEra)
 	deb := filepath.Join(top, "deb")

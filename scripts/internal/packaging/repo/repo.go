@@ -1,7 +1,10 @@
 // Package repo publishes packaged releases as the signed repositories
-// operators install kubelets from, under _output/repo/: a yum repository
-// (every RPM signed, createrepo_c metadata, repomd.xml signed) and an apt
-// repository (one suite holding every version: the pool, Packages, and
+// operators install kubelets from, one per minor under _output/repo/
+// (v1.9/, v1.13/, ...), as pkgs.k8s.io publishes them: `yum upgrade` and
+// `apt-get upgrade` then keep a node on its minor, and moving a minor is
+// changing the repository file. Each holds a yum repository (every RPM
+// signed, createrepo_c metadata, repomd.xml signed) and an apt repository
+// (one suite holding every version of the minor: the pool, Packages, and
 // Release signed as InRelease and Release.gpg), the public key, and the
 // .repo file and sources.list line to copy. Both variants of a release sit
 // side by side: their package versions differ (patched sorts above
@@ -20,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/semver"
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
@@ -46,8 +51,18 @@ const (
 	Keyring = "/etc/apt/keyrings/" + ID + ".gpg"
 )
 
-// Dir is the published repository.
+// Dir holds the published repositories, one directory per minor.
 func Dir(m *matrix.Matrix) string { return filepath.Join(m.OutputDir(), "repo") }
+
+// Minor is the name of r's repository, the directory under Dir and the
+// path under REPO_URL: v1.9 for 1.9.11, as pkgs.k8s.io names its own.
+func Minor(r *matrix.Release) string {
+	major, minor := r.MajorMinor()
+	return "v" + major + "." + minor
+}
+
+// MinorDir is one minor's published repository.
+func MinorDir(m *matrix.Matrix, minor string) string { return filepath.Join(Dir(m), minor) }
 
 // Package is one release+variant's packages in its dist directory.
 type Package struct {
@@ -98,24 +113,46 @@ type Options struct {
 
 // Result says what was published.
 type Result struct {
-	Dir, URL           string
-	Fingerprint, UID   string
-	Throwaway          bool
+	Dir              string
+	Fingerprint, UID string
+	Throwaway        bool
+	Minors           []MinorResult
+}
+
+// MinorResult is one minor's repository.
+type MinorResult struct {
+	Minor, Dir, URL    string
 	RPMs, Debs         []string
 	RepoFile, ListLine string
 }
 
-// Build writes the repositories into a scratch directory beside Dir and
-// moves it into place only when complete: a failure leaves the previous
-// repository as it was.
+// ByMinor groups packages by their release's minor, minors in version
+// order (packages keeps its order within each).
+func ByMinor(pkgs []Package) (minors []string, by map[string][]Package) {
+	by = map[string][]Package{}
+	for _, p := range pkgs {
+		mi := Minor(p.Release)
+		if _, ok := by[mi]; !ok {
+			minors = append(minors, mi)
+		}
+		by[mi] = append(by[mi], p)
+	}
+	sort.Slice(minors, func(i, j int) bool { return semver.Compare(minors[i]+".0", minors[j]+".0") < 0 })
+	return minors, by
+}
+
+// Build writes one repository per minor of the packages into a scratch
+// directory beside Dir, all signed by one key, and moves it into place
+// only when complete: a failure leaves the previous repositories as they
+// were. Dir holds exactly the minors of this run.
 func Build(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Packages) == 0 {
 		return nil, fmt.Errorf("no release to publish")
 	}
 	dst := Dir(o.Matrix)
-	res := &Result{Dir: dst, URL: strings.TrimSuffix(o.URL, "/")}
-	if res.URL == "" {
-		res.URL = "file://" + dst
+	base := strings.TrimSuffix(o.URL, "/")
+	if base == "" {
+		base = "file://" + dst
 	}
 	if err := os.MkdirAll(o.Matrix.OutputDir(), 0o755); err != nil {
 		return nil, err
@@ -138,16 +175,36 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	defer s.close()
-	res.Fingerprint, res.UID, res.Throwaway = s.fpr, s.uid, s.throwaway
+	res := &Result{Dir: dst, Fingerprint: s.fpr, UID: s.uid, Throwaway: s.throwaway}
 	if s.throwaway {
 		fmt.Fprintf(o.Log, "    signing with a THROWAWAY key made for this run (%s): its secret is not kept, so clients trust this repository only until the next make repo; publish with GPG_KEY=<your key id or secret key file>\n", s.fpr)
 	} else {
 		fmt.Fprintf(o.Log, "    signing with %s (%s)\n", s.fpr, s.uid)
 	}
-	if res.RPMs, err = yumRepo(ctx, s, filepath.Join(tmp, "yum"), o.Packages); err != nil {
+	minors, by := ByMinor(o.Packages)
+	for _, mi := range minors {
+		mr, err := publishMinor(ctx, s, filepath.Join(tmp, mi), mi, base+"/"+mi, by[mi])
+		if err != nil {
+			return nil, fmt.Errorf("repository %s: %w", mi, err)
+		}
+		mr.Dir = filepath.Join(dst, mi)
+		res.Minors = append(res.Minors, *mr)
+	}
+	if err := fsutil.ReplaceDir(tmp, dst); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// publishMinor writes one minor's repository into dir: what an operator
+// points a node at, served at url.
+func publishMinor(ctx context.Context, s *signer, dir, minor, url string, pkgs []Package) (*MinorResult, error) {
+	res := &MinorResult{Minor: minor, URL: url}
+	var err error
+	if res.RPMs, err = yumRepo(ctx, s, filepath.Join(dir, "yum"), pkgs); err != nil {
 		return nil, fmt.Errorf("yum repository: %w", err)
 	}
-	if res.Debs, err = aptRepo(ctx, s, filepath.Join(tmp, "apt"), o.Packages); err != nil {
+	if res.Debs, err = aptRepo(ctx, s, filepath.Join(dir, "apt"), minor, pkgs); err != nil {
 		return nil, fmt.Errorf("apt repository: %w", err)
 	}
 	for _, k := range []struct {
@@ -158,18 +215,15 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(filepath.Join(tmp, k.name), data, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, k.name), data, 0o644); err != nil {
 			return nil, err
 		}
 	}
-	res.RepoFile, res.ListLine = repoFile(res.URL), listLine(res.URL)
-	if err := os.WriteFile(filepath.Join(tmp, RepoFile), []byte(res.RepoFile), 0o644); err != nil {
+	res.RepoFile, res.ListLine = repoFile(minor, url), listLine(url)
+	if err := os.WriteFile(filepath.Join(dir, RepoFile), []byte(res.RepoFile), 0o644); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(tmp, ListFile), []byte(res.ListLine+"\n"), 0o644); err != nil {
-		return nil, err
-	}
-	if err := fsutil.ReplaceDir(tmp, dst); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ListFile), []byte(res.ListLine+"\n"), 0o644); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -224,7 +278,7 @@ func yumRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 // Release with apt-ftparchive (which, unlike reprepro, keeps every version
 // of a package in one suite) and signs Release as InRelease and
 // Release.gpg (apt before 1.1 reads only the latter).
-func aptRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]string, error) {
+func aptRepo(ctx context.Context, s *signer, dir, minor string, pkgs []Package) ([]string, error) {
 	pool := filepath.Join(dir, "pool", Component, "k", "kubelet")
 	bin := filepath.Join(dir, "dists", Suite, Component, "binary-amd64")
 	for _, d := range []string{pool, bin} {
@@ -260,7 +314,7 @@ func aptRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 	var release bytes.Buffer
 	args := []string{}
 	for k, v := range map[string]string{"Origin": ID, "Label": ID, "Suite": Suite, "Codename": Suite, "Architectures": "amd64", "Components": Component,
-		"Description": "Kubelets of the dockershim era (1.7 .. 1.23), patched and vanilla, from the kubelet toolchain"} {
+		"Description": "Kubelets " + minor + ", patched and vanilla, from the kubelet toolchain"} {
 		args = append(args, "-o", "APT::FTPArchive::Release::"+k+"="+v)
 	}
 	// Written after the index files, outside the suite directory until
@@ -281,16 +335,16 @@ func aptRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 
 // repoFile is the yum/dnf repository definition for /etc/yum.repos.d: both
 // checks on, and a repository that fails them is an error, not skipped.
-func repoFile(url string) string {
+func repoFile(minor, url string) string {
 	return fmt.Sprintf(`[%s]
-name=Kubelets of the dockershim era, patched (kubelet toolchain)
+name=Kubelets %s, patched (kubelet toolchain)
 baseurl=%s/yum
 enabled=1
 gpgcheck=1
 repo_gpgcheck=1
 skip_if_unavailable=False
 gpgkey=%s/%s
-`, ID, url, url, KeyASC)
+`, ID, minor, url, url, KeyASC)
 }
 
 // listLine is the sources.list line for /etc/apt/sources.list.d, trusting

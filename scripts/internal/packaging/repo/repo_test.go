@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/base/testtool"
 	"kubelet-toolchain/tools/execx"
 )
@@ -14,14 +15,14 @@ import (
 // The files an operator copies turn both checks on and trust only this
 // repository's key.
 func TestOperatorFiles(t *testing.T) {
-	repo := repoFile("https://pkgs.example.invalid/kubelet")
-	for _, want := range []string{"[kubelet-toolchain]\n", "baseurl=https://pkgs.example.invalid/kubelet/yum\n", "gpgcheck=1\n", "repo_gpgcheck=1\n",
-		"skip_if_unavailable=False\n", "gpgkey=https://pkgs.example.invalid/kubelet/KEY.asc\n"} {
+	repo := repoFile("v1.9", "https://pkgs.example.invalid/kubelet/v1.9")
+	for _, want := range []string{"[kubelet-toolchain]\n", "baseurl=https://pkgs.example.invalid/kubelet/v1.9/yum\n", "gpgcheck=1\n", "repo_gpgcheck=1\n",
+		"skip_if_unavailable=False\n", "gpgkey=https://pkgs.example.invalid/kubelet/v1.9/KEY.asc\n"} {
 		if !strings.Contains(repo, want) {
 			t.Errorf(".repo file lacks %q:\n%s", want, repo)
 		}
 	}
-	if got, want := listLine("https://pkgs.example.invalid/kubelet"), "deb [arch=amd64 signed-by=/etc/apt/keyrings/kubelet-toolchain.gpg] https://pkgs.example.invalid/kubelet/apt stable main"; got != want {
+	if got, want := listLine("https://pkgs.example.invalid/kubelet/v1.9"), "deb [arch=amd64 signed-by=/etc/apt/keyrings/kubelet-toolchain.gpg] https://pkgs.example.invalid/kubelet/v1.9/apt stable main"; got != want {
 		t.Errorf("sources.list line %q, want %q", got, want)
 	}
 }
@@ -89,5 +90,32 @@ func TestSignerKeys(t *testing.T) {
 	}
 	if _, err := newSigner(ctx, "toolchain@kubelet-toolchain.invalid"); err == nil || !strings.Contains(err.Error(), "2 secret keys match") {
 		t.Errorf("an id matching two keys: %v", err)
+	}
+}
+
+// Minors sort as versions, each repository holding its own only.
+func TestByMinor(t *testing.T) {
+	var pkgs []Package
+	for _, r := range []string{"1.23.17", "1.9.11", "1.13.12", "1.9.11"} {
+		pkgs = append(pkgs, Package{Release: &matrix.Release{Release: r}})
+	}
+	minors, by := ByMinor(pkgs)
+	if got := strings.Join(minors, " "); got != "v1.9 v1.13 v1.23" || len(by["v1.9"]) != 2 {
+		t.Errorf("minors %s, v1.9 holds %d", got, len(by["v1.9"]))
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"yum/Packages/kubelet-1.9.11-1.k19_fixes.5.x86_64.rpm", "apt/pool/main/k/kubelet/kubelet_1.9.11+k19-fixes.5_amd64.deb"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := onlyMinor(dir, "v1.9"); err != nil {
+		t.Error(err)
+	}
+	if err := onlyMinor(dir, "v1.1"); err == nil || !strings.Contains(err.Error(), "another minor") {
+		t.Errorf("a 1.9 kubelet in v1.1: %v", err)
 	}
 }

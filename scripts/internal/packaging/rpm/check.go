@@ -14,6 +14,7 @@ import (
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
+	"kubelet-toolchain/scripts/internal/packaging/scratchroot"
 	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 	"kubelet-toolchain/scripts/internal/pipeline/glibc"
 	"kubelet-toolchain/tools/execx"
@@ -238,7 +239,11 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 		}
 		modes[f[3]] = f[0] + " " + f[2]
 	}
-	for p, want := range map[string]string{BinPath: "-rwxr-xr-x ", UnitPath: "-rw-r--r-- ", SysconfigPath: "-rw-r--r-- cn"} {
+	wantModes := map[string]string{BinPath: "-rwxr-xr-x ", UnitPath(in.Release): "-rw-r--r-- ", ManifestsDir: "drwxr-xr-x "}
+	if ShipsFlags(in.Release) {
+		wantModes[SysconfigPath] = "-rw-r--r-- cn"
+	}
+	for p, want := range wantModes {
 		if got, ok := modes[p]; !ok {
 			return fmt.Errorf("%s does not install %s:\n%s", name, p, files)
 		} else if got != want {
@@ -256,7 +261,8 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 
 	root := filepath.Join(t.top, "root")
 	rootArgs := []string{"--root", root, "--dbpath", "/var/lib/rpm"}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	// A shell there: rpm runs the scriptlets chrooted into the root.
+	if err := scratchroot.Prepare(root); err != nil {
 		return err
 	}
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: append(rootArgs, "--initdb"), Env: t.env}); err != nil {
@@ -273,6 +279,10 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 	res.NEVRA = strings.TrimSpace(string(q))
 	if res.NEVRA != nvr+".x86_64" {
 		return fmt.Errorf("the throwaway root's rpm database has %q, want %s.x86_64", res.NEVRA, nvr)
+	}
+	// As the official RPM: installing starts and restarts nothing.
+	if calls, _ := scratchroot.Calls(root); len(calls) > 0 {
+		return fmt.Errorf("installing %s called systemd's tools:\n%s", name, strings.Join(calls, "\n"))
 	}
 	bin := filepath.Join(root, BinPath)
 	if sum, err := checksums.SHA256(bin); err != nil {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/base/matrix"
+	"kubelet-toolchain/scripts/internal/packaging/official"
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
@@ -27,9 +28,49 @@ const SpecName = Name + ".spec"
 // Installed paths.
 const (
 	BinPath       = "/usr/bin/kubelet"
-	UnitPath      = "/usr/lib/systemd/system/kubelet.service"
 	SysconfigPath = "/etc/sysconfig/kubelet"
+	ManifestsDir  = "/etc/kubernetes/manifests"
 )
+
+// UnitPath is where r's RPM puts the unit: where the official kubelet RPM
+// of the release had it (/etc/systemd/system before 2019-03), so the link
+// `systemctl enable` made on the node keeps naming it.
+func UnitPath(r *matrix.Release) string {
+	return official.RPMUnitDir(r.BuildDate) + "/kubelet.service"
+}
+
+// ShipsFlags says whether r's RPM ships /etc/sysconfig/kubelet: where the
+// official RPM of the release did (1.11 on), with its bytes. Before, the
+// file is an operator's (or an earlier package's, kept), which the unit
+// reads all the same: no file of the era sets KUBELET_EXTRA_ARGS there.
+func ShipsFlags(r *matrix.Release) bool { return official.RPMShipsFlags(r.Version().Minor) }
+
+// restoreFlags puts back the operator's flags file that rpm saved as
+// .rpmsave, when the package taking over has it as a plain file or not at
+// all (the official RPMs before 2019-01, ours before 1.11): only when no
+// file is in place or the save is newer than it, so nothing older comes
+// back.
+const restoreFlags = `f=/etc/sysconfig/kubelet
+if [ -f "$f.rpmsave" ] && { [ ! -e "$f" ] || [ "$f.rpmsave" -nt "$f" ]; }; then
+	mv -f "$f.rpmsave" "$f"
+fi
+`
+
+// relink is the scriptlet that keeps the enable link working when the
+// unit moves between /etc/systemd/system and /usr/lib/systemd/system (a
+// release of the other era replaced this one, or this one an official
+// package of the other era): a link naming a unit that is gone is pointed
+// at the one installed.
+const relink = `link=/etc/systemd/system/multi-user.target.wants/kubelet.service
+if [ -L "$link" ] && [ ! -e "$link" ]; then
+	for unit in /etc/systemd/system/kubelet.service /usr/lib/systemd/system/kubelet.service; do
+		if [ -f "$unit" ]; then
+			ln -sf "$unit" "$link"
+			break
+		fi
+	done
+fi
+`
 
 // Sources other than Source0 and the patches, as named in SOURCES.
 const (
@@ -160,7 +201,9 @@ func Spec(in SpecInput) ([]byte, error) {
 	field("URL", "https://github.com/kubernetes/kubernetes")
 	field("Source0", in.Source0)
 	field("Source1", unitSource)
-	field("Source2", sysconfigSource)
+	if ShipsFlags(r) {
+		field("Source2", sysconfigSource)
+	}
 	if in.CToolchain != "" {
 		field("Source3", in.CToolchain)
 	}
@@ -174,7 +217,8 @@ func Spec(in SpecInput) ([]byte, error) {
 	}
 	field("ExclusiveArch", "x86_64")
 	field("BuildRequires", "golang >= 1.21")
-	// iptables: kubelet programs the KUBE-* chains; util-linux: mount.
+	// iptables: kubelet programs the KUBE-* chains; util-linux: mount. The
+	// official package required these and more; a node that had it has them.
 	field("Requires", "iptables")
 	field("Requires", "util-linux")
 	// CentOS 7 extras' kubernetes-node shipped /usr/bin/kubelet too.
@@ -184,8 +228,8 @@ func Spec(in SpecInput) ([]byte, error) {
 	if len(series) > 0 {
 		what = "with the patch series " + strings.Join(series, ", ") + " applied"
 	}
-	w("%s", esc(wrap(fmt.Sprintf("The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (kubelet --version: Kubernetes %s). Flags go in %s (KUBELET_ARGS); enable with systemctl enable --now kubelet.",
-		r.ModuleVersion(), what, r.GitVersion(v), SysconfigPath))))
+	w("%s", esc(wrap(fmt.Sprintf("The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (kubelet --version: Kubernetes %s). It takes the place of the official kubelet package of its release: the unit where that package had it (%s), flags in %s (KUBELET_EXTRA_ARGS, which kubeadm's drop-in reads too); installing it restarts nothing.",
+		r.ModuleVersion(), what, r.GitVersion(v), UnitPath(r), SysconfigPath))))
 	w("\n%%prep\n")
 	w("%%autosetup -p1 -n %s\n", in.TopDir)
 	if in.CToolchain != "" {
@@ -206,14 +250,27 @@ func Spec(in SpecInput) ([]byte, error) {
 	w("%s\n", buildLine)
 	w("\n%%install\n")
 	w("install -D -p -m 0755 %%{_builddir}/gopath/kubelet %%{buildroot}%%{_bindir}/kubelet\n")
-	w("install -D -p -m 0644 %%{SOURCE1} %%{buildroot}%%{_unitdir}/kubelet.service\n")
-	w("install -D -p -m 0644 %%{SOURCE2} %%{buildroot}%%{_sysconfdir}/sysconfig/kubelet\n")
+	w("install -D -p -m 0644 %%{SOURCE1} %%{buildroot}%s\n", UnitPath(r))
+	if ShipsFlags(r) {
+		w("install -D -p -m 0644 %%{SOURCE2} %%{buildroot}%%{_sysconfdir}/sysconfig/kubelet\n")
+	}
+	w("install -d -m 0755 %%{buildroot}%s\n", ManifestsDir)
+	w("\n# No restart: as the official RPM, installing this package only puts the\n")
+	w("# kubelet in place (docs/packaging.md says when to restart it).\n")
+	w("%%posttrans\n%s%s", relink, restoreFlags)
+	w("\n%%postun\n")
+	w("# Replaced by another version (a rollback, or a release of the other era).\n")
+	w("if [ \"$1\" -ge 1 ]; then\n%s%s", indentTab(relink), indentTab(restoreFlags))
+	w("fi\n")
 	w("\n%%files\n")
 	w("%%defattr(-,root,root,-)\n")
 	w("%%license LICENSE\n")
 	w("%%{_bindir}/kubelet\n")
-	w("%%{_unitdir}/kubelet.service\n")
-	w("%%config(noreplace) %%{_sysconfdir}/sysconfig/kubelet\n")
+	w("%s\n", UnitPath(r))
+	w("%%dir %s\n", ManifestsDir)
+	if ShipsFlags(r) {
+		w("%%config(noreplace) %%{_sysconfdir}/sysconfig/kubelet\n")
+	}
 	w("\n%%changelog\n")
 	w("%s", esc(Changelog(r, v, in.Version, rel, in.Patches)))
 	return []byte(b.String()), nil
@@ -286,6 +343,11 @@ func wrapAt(text string, width int) string {
 		b.WriteString(line.String() + "\n")
 	}
 	return b.String()
+}
+
+// indentTab indents every line of s by a tab.
+func indentTab(s string) string {
+	return "\t" + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n\t") + "\n"
 }
 
 // esc escapes text for a spec: rpm expands %, so a literal one is %%.

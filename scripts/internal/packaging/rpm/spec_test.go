@@ -9,6 +9,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/base/testtool"
+	"kubelet-toolchain/scripts/internal/packaging/official"
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
 )
 
@@ -109,8 +110,14 @@ func TestSpec(t *testing.T) {
 		"%global debug_package %{nil}\n",
 		"%global __os_install_post %{nil}\n",
 		"%global _build_id_links none\n",
-		"%config(noreplace) %{_sysconfdir}/sysconfig/kubelet\n",
-		"install -D -p -m 0644 %{SOURCE1} %{buildroot}%{_unitdir}/kubelet.service\n",
+		// 1.9.11 of 2018: where the official RPM had its unit, and the link
+		// kept working when the unit moves.
+		"install -D -p -m 0644 %{SOURCE1} %{buildroot}/etc/systemd/system/kubelet.service\n",
+		"\n/etc/systemd/system/kubelet.service\n%dir /etc/kubernetes/manifests\n",
+		"\n%posttrans\nlink=/etc/systemd/system/multi-user.target.wants/kubelet.service\n",
+		"\n%postun\n",
+		"\tif [ -f \"$f.rpmsave\" ] && { [ ! -e \"$f\" ] || [ \"$f.rpmsave\" -nt \"$f\" ]; }; then\n",
+		"\n%posttrans\nlink=",
 		"\n* Fri Sep 28 2018 Kubelet Toolchain <toolchain@kubelet-toolchain.invalid> - 1.9.11-1.k19_fixes\n",
 		"\n- k19-build (Go compatibility fixes):\n  0001 ugorji/go/codec: use a valid base64 alphabet\n  0002 add cmd/podhash/release.go\n",
 		"\n- secure-defaults (Go's current TLS and X.509 defaults):\n  0001 add cmd/kubelet/zz_godebug.go\n",
@@ -127,6 +134,25 @@ func TestSpec(t *testing.T) {
 			t.Errorf("a comment with %% (rpm warns, and expands it): %q", l)
 		}
 	}
+	// A release of 2019-03 on: the unit where the RPMs of then had it.
+	date := r.BuildDate
+	r.BuildDate = official.UnitMoved
+	data, _ = Spec(in)
+	if !strings.Contains(string(data), "\n/usr/lib/systemd/system/kubelet.service\n") {
+		t.Errorf("a release of %s: the unit is not in /usr/lib/systemd/system:\n%s", r.BuildDate, data)
+	}
+	r.BuildDate = date
+	// 1.9 ships no /etc/sysconfig/kubelet, as the official RPM; 1.11 on do.
+	if strings.Contains(spec, "/etc/sysconfig/kubelet\n%changelog") || strings.Contains(spec, "Source2:") {
+		t.Errorf("a 1.9 spec ships /etc/sysconfig/kubelet:\n%s", spec)
+	}
+	r.Release = "1.13.12"
+	in.Version = "1.13.12+k19-fixes"
+	data, _ = Spec(in)
+	if !strings.Contains(string(data), "%config(noreplace) %{_sysconfdir}/sysconfig/kubelet\n") {
+		t.Errorf("a 1.13 spec without %%config(noreplace) /etc/sysconfig/kubelet:\n%s", data)
+	}
+	r.Release, in.Version = "1.9.11", "1.9.11+k19-fixes"
 	r.CGO = false
 	data, _ = Spec(in)
 	if strings.Contains(string(data), "glibc-devel") {

@@ -172,7 +172,7 @@ var node19 = Node{
 // March 2019), which the drop-in reads if the operator made it.
 var node113 = Node{
 	Release: "1.13.12", Date: time.Date(2019, 10, 15, 0, 0, 0, 0, time.UTC),
-	KubeadmFlags: "KUBELET_KUBEADM_ARGS=--cgroup-driver=cgroupfs --network-plugin=cni --pod-infra-container-image=k8s.gcr.io/pause:3.1\n",
+	KubeadmFlags: "KUBELET_KUBEADM_ARGS=--cgroup-driver=cgroupfs --network-plugin=cni\n",
 	RPMDropIn:    "/usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf", DebDropIn: "/etc/systemd/system/kubelet.service.d/10-kubeadm.conf",
 	RPMFlags: "/etc/sysconfig/kubelet", DebFlags: "/etc/default/kubelet",
 	RPM: []Package{

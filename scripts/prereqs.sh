@@ -22,7 +22,8 @@ command -v createrepo_c >/dev/null || missing+=(createrepo-c) # make repo: the y
 command -v apt-ftparchive >/dev/null || missing+=(apt-utils) # make repo: the apt repository's indices
 command -v dnf >/dev/null || missing+=(dnf) # make check-repo: the yum client that installs from the repository
 [ -x /usr/bin/docker ] || missing+=(docker.io) # the docker CLI: how the toolchain reads any engine
-dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static) # the conformance images FROM busybox
+dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static) # the conformance images FROM busybox; the shell of make check-package's and check-repo's scratch roots
+command -v systemctl >/dev/null || missing+=(systemd) # make check-repo: systemctl --root enables units in scratch roots (no systemd runs there)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"

@@ -111,3 +111,24 @@ func TestTargetsKeepTheOutputLayout(t *testing.T) {
 		t.Errorf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// 1.15 and 1.16 are modules-era trees whose kubelet still reports
+// k8s.io/kubernetes/pkg/version: without its stamp, --version read
+// v0.0.0-master+$Format:%h$ (measured on 1.15.12 and 1.16.15).
+func TestVersionPackagesFollowTheTreesVersionScript(t *testing.T) {
+	for release, want := range map[string]string{
+		"1.14.10": "k8s.io/kubernetes/pkg/version k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version",
+		"1.15.12": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version",
+		"1.16.15": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version",
+		"1.17.17": "k8s.io/client-go/pkg/version k8s.io/component-base/version",
+		"1.23.17": "k8s.io/client-go/pkg/version k8s.io/component-base/version",
+	} {
+		r := &matrix.Release{Release: release, Era: matrix.EraModules}
+		if release == "1.14.10" {
+			r.Era = matrix.EraGodeps
+		}
+		if got := strings.Join(versionPackages(r), " "); got != want {
+			t.Errorf("%s: stamps %s, want %s", release, got, want)
+		}
+	}
+}

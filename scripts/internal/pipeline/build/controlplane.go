@@ -102,7 +102,7 @@ func ControlPlaneTarget(ctx context.Context, o Options) *Target {
 		name := c.Name
 		t.Outputs = append(t.Outputs, Output{Name: name, GoArgs: args, Package: goPackage(r, c.Package), Dir: goDir(r, p), Env: env,
 			Check: func(ctx context.Context, bin string) error {
-				return CheckControlPlaneVersion(ctx, bin, name, r.ControlPlaneGitVersion(), r.GitCommit)
+				return CheckReportedVersion(ctx, bin, name, r.ControlPlaneGitVersion(), r.GitCommit)
 			}})
 	}
 	return t
@@ -427,11 +427,12 @@ func openAPIExcluded(tree string) ([]string, error) {
 	return out, nil
 }
 
-// CheckControlPlaneVersion runs a built command and checks that it reports
-// the stamped version and the official commit: kubectl through `version
+// CheckReportedVersion runs a built command (the kubelet or a control-plane
+// command) and checks that it reports the stamped version and the official
+// commit: kubectl through `version
 // --client -o json`, the others through `--version=raw` (the full
 // version.Info; plain --version prints only the version).
-func CheckControlPlaneVersion(ctx context.Context, bin, name, wantVersion, wantCommit string) error {
+func CheckReportedVersion(ctx context.Context, bin, name, wantVersion, wantCommit string) error {
 	args := []string{"--version=raw"}
 	if name == "kubectl" {
 		args = []string{"version", "--client", "-o", "json"}

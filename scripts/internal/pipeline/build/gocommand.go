@@ -80,12 +80,18 @@ func goPackage(r *matrix.Release, rel string) string {
 }
 
 // versionPackages are the packages hack/lib/version.sh stamps, as import
-// paths the linker sees in this era.
+// paths the linker sees in this era. Up to 1.16 the kubelet reports
+// k8s.io/kubernetes/pkg/version (1.15 and 1.16 are modules-era trees that
+// still stamp it); from 1.17 component-base's.
 func versionPackages(r *matrix.Release) []string {
-	if r.Era == matrix.EraModules {
-		return []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"}
+	if r.Era != matrix.EraModules {
+		return []string{"k8s.io/kubernetes/pkg/version", "k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version"}
 	}
-	return []string{"k8s.io/kubernetes/pkg/version", "k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version"}
+	pkgs := []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"}
+	if r.Version().Minor <= 16 {
+		pkgs = append([]string{"k8s.io/kubernetes/pkg/version"}, pkgs...)
+	}
+	return pkgs
 }
 
 // VersionVars are the stamped key/value pairs of a kubelet variant.

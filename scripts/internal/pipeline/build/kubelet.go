@@ -27,7 +27,13 @@ func KubeletTarget(o Options) *Target {
 		Series:   r.Series.For(v),
 		Paths:    p,
 		SumsFile: "kubelet.sha256",
-		Outputs:  []Output{{Name: "kubelet", GoArgs: args, Package: KubeletPackage(r), Dir: BuildDir(r, p), Env: env}},
+		Outputs: []Output{{Name: "kubelet", GoArgs: args, Package: KubeletPackage(r), Dir: BuildDir(r, p), Env: env,
+			// The stamp lands only where the tree's version package is
+			// (versionPackages): a wrong guess builds a kubelet reporting
+			// v0.0.0-master.
+			Check: func(ctx context.Context, bin string) error {
+				return CheckReportedVersion(ctx, bin, "kubelet", r.GitVersion(v), r.GitCommit)
+			}}},
 	}
 }
 

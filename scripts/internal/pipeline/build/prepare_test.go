@@ -28,7 +28,8 @@ func fakeRelease(t *testing.T) (*matrix.Matrix, *matrix.Release, string) {
 	src := t.TempDir()
 	testfile.Write(t, filepath.Join(src, "go.mod"), "module k8s.io/kubernetes\n\ngo 1.26\n")
 	testfile.Write(t, filepath.Join(src, "go.sum"), "")
-	testfile.Write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(\"kubelet\") }\n")
+	// It reports the version the build stamps (the driver runs it to check).
+	testfile.Write(t, filepath.Join(src, "cmd", "kubelet", "kubelet.go"), "package main\n\nfunc main() { println(`version.Info{GitVersion:\"v1.99.0+patched.x-fixes\", GitCommit:\"\"}`) }\n")
 	testfile.Write(t, filepath.Join(src, "build", "build-image", "cross", "VERSION"), "v1.99.1-1\n")
 	// Its official build: a static kubelet, tags selinux (as 1.18's gotags).
 	testfile.Write(t, filepath.Join(src, "hack", "lib", "golang.sh"), "readonly KUBE_STATIC_LIBRARIES=(\n  kube-apiserver\n  kube-controller-manager\n  kube-scheduler\n  kube-proxy\n  kubectl\n  kubelet\n)\n"+

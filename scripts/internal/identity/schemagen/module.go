@@ -1,6 +1,7 @@
 package schemagen
 
 import (
+	"archive/zip"
 	"bufio"
 	"context"
 	"fmt"
@@ -27,13 +28,16 @@ func (sc Schema) FromModule(ctx context.Context, version string) ([]byte, string
 	if len(sc.Roots) == 0 {
 		return nil, "", fmt.Errorf("unknown schema %q", sc.Name)
 	}
-	mods, err := gomod.Download(ctx, "", source.ModulePath+"@"+version)
+	m, err := download(ctx, source.ModulePath+"@"+version)
 	if err != nil {
 		return nil, "", err
 	}
-	m := mods[0]
-	if m.Error != "" {
-		return nil, "", fmt.Errorf("%s: %s", m.ID(), m.Error)
+	if sc.Name == "" && !zipHas(m.Zip, m.ID()+"/staging/src/k8s.io/api/core/v1/types.go") && !zipHas(m.Zip, m.ID()+"/pkg/api/v1/types.go") {
+		// From 1.15 the zip lacks staging/: core/v1 is the k8s.io/api
+		// module the release published as v0.<minor>.<patch>.
+		if m, err = download(ctx, "k8s.io/api@v0."+strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[1]); err != nil {
+			return nil, "", err
+		}
 	}
 	flags, use := "", "the container hash\nthat release's kubelet writes"
 	if sc.Name != "" {
@@ -123,4 +127,31 @@ func generatedVersion(path string) (version, schema string) {
 		}
 	}
 	return "", ""
+}
+
+// download fetches one module path@version (verified by the checksum
+// database).
+func download(ctx context.Context, id string) (gomod.Module, error) {
+	mods, err := gomod.Download(ctx, "", id)
+	if err != nil {
+		return gomod.Module{}, err
+	}
+	if mods[0].Error != "" {
+		return gomod.Module{}, fmt.Errorf("%s: %s", mods[0].ID(), mods[0].Error)
+	}
+	return mods[0], nil
+}
+
+// zipHas reports whether a module zip holds the named file.
+func zipHas(zipPath, name string) bool {
+	z, err := zip.OpenReader(zipPath)
+	if err != nil {
+		return false
+	}
+	defer z.Close()
+	f, err := z.Open(name)
+	if err == nil {
+		f.Close()
+	}
+	return err == nil
 }

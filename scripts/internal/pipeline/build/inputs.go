@@ -3,7 +3,9 @@ package build
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,6 +82,13 @@ func InputsOf(o Options, t *Target, driver string) (checksums.Inputs, error) {
 	r := o.Release
 	in := checksums.Inputs{{Name: "source", Digest: r.ModuleSum}}
 	lockSum, err := checksums.SHA256(filepath.Join(o.Matrix.Root, r.Lock()))
+	if errors.Is(err, fs.ErrNotExist) {
+		hint := ""
+		if r.StandIn != "" {
+			hint = fmt.Sprintf(" (its module is not served here: pass its zip as KUBE_SOURCE_ZIP=..., or build the stand-in %s)", r.StandIn)
+		}
+		return nil, fmt.Errorf("release %s: no dependency lock %s: make lock VERSION=%s writes it%s", r.Release, r.Lock(), r.Release, hint)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("release %s: %w", r.Release, err)
 	}

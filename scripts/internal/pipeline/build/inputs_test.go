@@ -186,3 +186,47 @@ func TestDriverDigestFollowsTheDriversCode(t *testing.T) {
 		t.Error("a driver package gone went unnoticed")
 	}
 }
+
+// A release without its lock (a stand-in's, whose module is not served
+// here) is refused naming the lock, how to write it and the stand-in. The
+// checkout is a farm of links to this one's files, its lock left out.
+func TestInputsOfAReleaseWithoutLockSayWhatToDo(t *testing.T) {
+	real, err := filepath.Abs("../../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	link := func(dir string) {
+		entries, err := os.ReadDir(filepath.Join(real, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Name() == "locks" && dir == "." || dir == "locks" && e.Name() == "1.9.11.yaml" {
+				continue
+			}
+			if err := os.Symlink(filepath.Join(real, dir, e.Name()), filepath.Join(root, dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	link(".")
+	if err := os.Mkdir(filepath.Join(root, "locks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link("locks")
+	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := m.Lookup("1.9.11")
+	r.StandIn = "1.9.10"
+	o := Options{Matrix: m, Release: r, Variant: matrix.Patched}
+	_, err = InputsOf(o, Targets(t.Context(), o)[0], "sha256:x")
+	if err == nil || !strings.Contains(err.Error(), "no dependency lock locks/1.9.11.yaml: make lock VERSION=1.9.11") || !strings.Contains(err.Error(), "stand-in 1.9.10") {
+		t.Errorf("got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(real, "locks", "1.9.11.yaml")); err != nil {
+		t.Errorf("the checkout's own lock: %v", err)
+	}
+}

@@ -16,10 +16,15 @@ type (
 	pod       = v1.Pod
 )
 
-// defaultAllowPrivileged is the 1.12 and 1.13 kubelets' --allow-privileged default.
+// defaultAllowPrivileged is the 1.12 to 1.14 kubelets' --allow-privileged default.
 const defaultAllowPrivileged = true
 
-func setFeatureGates(gates string) error { return utilfeature.DefaultFeatureGate.Set(gates) }
+// setFeatureGates sets the gates through the default gate's Set, which
+// 1.12 and 1.13 export on FeatureGate and 1.14 only on its mutable view
+// (DefaultMutableFeatureGate, the same value).
+func setFeatureGates(gates string) error {
+	return utilfeature.DefaultFeatureGate.(interface{ Set(string) error }).Set(gates)
+}
 
 // scheme holds this release's v1 defaulting (what the API server applied).
 var scheme = legacyscheme.Scheme

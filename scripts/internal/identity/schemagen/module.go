@@ -1,7 +1,6 @@
 package schemagen
 
 import (
-	"archive/zip"
 	"bufio"
 	"context"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/pipeline/gomod"
 	"kubelet-toolchain/scripts/internal/pipeline/source"
 )
@@ -32,10 +32,10 @@ func (sc Schema) FromModule(ctx context.Context, version string) ([]byte, string
 	if err != nil {
 		return nil, "", err
 	}
-	if sc.Name == "" && !zipHas(m.Zip, m.ID()+"/staging/src/k8s.io/api/core/v1/types.go") && !zipHas(m.Zip, m.ID()+"/pkg/api/v1/types.go") {
-		// From 1.15 the zip lacks staging/: core/v1 is the k8s.io/api
-		// module the release published as v0.<minor>.<patch>.
-		if m, err = download(ctx, "k8s.io/api@v0."+strings.SplitN(strings.TrimPrefix(version, "v"), ".", 2)[1]); err != nil {
+	// From 1.15 the zip lacks staging/: core/v1 is the k8s.io/api module
+	// the release published as v0.<minor>.<patch>.
+	if v, err := matrix.ParseVersion(version); err == nil && v.Minor >= 15 && sc.Name == "" {
+		if m, err = download(ctx, fmt.Sprintf("k8s.io/api@v0.%d.%d", v.Minor, v.Patch)); err != nil {
 			return nil, "", err
 		}
 	}
@@ -140,18 +140,4 @@ func download(ctx context.Context, id string) (gomod.Module, error) {
 		return gomod.Module{}, fmt.Errorf("%s: %s", mods[0].ID(), mods[0].Error)
 	}
 	return mods[0], nil
-}
-
-// zipHas reports whether a module zip holds the named file.
-func zipHas(zipPath, name string) bool {
-	z, err := zip.OpenReader(zipPath)
-	if err != nil {
-		return false
-	}
-	defer z.Close()
-	f, err := z.Open(name)
-	if err == nil {
-		f.Close()
-	}
-	return err == nil
 }

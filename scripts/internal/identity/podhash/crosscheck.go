@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,6 +129,22 @@ func (c *Crosscheck) buildAll(ctx context.Context) error {
 func (c *Crosscheck) Run(ctx context.Context) error {
 	if len(c.Only) > 0 {
 		with := c.Matrix.Neighbours(c.Only)
+		// A patched kubelet of the road keeps what every release of the
+		// road started, skips included: it is checked against them all.
+		for _, name := range c.Only {
+			if r, err := c.Matrix.Lookup(name); err == nil && onRoad(r) && hasWindow(r) {
+				for _, o := range road(c.Matrix) {
+					for _, base := range []func(*matrix.Release) (*matrix.Release, error){c.Matrix.Baseline, c.Matrix.UIDBaseline} {
+						if b, _ := base(o); b != nil && !slices.Contains(with, b.Release) {
+							with = append(with, b.Release)
+						}
+					}
+					if !slices.Contains(with, o.Release) {
+						with = append(with, o.Release)
+					}
+				}
+			}
+		}
 		fmt.Fprintf(c.Out, "cross-checking %s with %s\n", strings.Join(c.Only, ", "), strings.Join(with, ", "))
 		c.Matrix = c.Matrix.Subset(with)
 	}
@@ -190,6 +207,9 @@ func (c *Crosscheck) Run(ctx context.Context) error {
 		}
 	}
 	if err := c.jsonEra(ctx, dir); err != nil {
+		return err
+	}
+	if err := c.window(ctx, dir); err != nil {
 		return err
 	}
 	return c.uidWalk(ctx, dir)

@@ -240,7 +240,7 @@ $(TOOLCHAIN):
 
 .PHONY: hash-schemas
 LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
-hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.13..1.16 (1.16's: 1.17's and 1.18's too), and the internal Pod graphs of 1.12..1.16, 1.18 and 1.20..1.23 (static pod UIDs), from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.13..1.16 (1.16's: 1.17's and 1.18's too), and the internal Pod graphs of 1.12..1.16, 1.18 (with their meta/v1) and 1.20..1.23 (static pod UIDs), from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
@@ -256,11 +256,16 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.14.10 --out $(LEGACY_TYPES)/v114/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.15.12 --out $(LEGACY_TYPES)/v115/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.16.15 --out $(LEGACY_TYPES)/v116/v1/types.go
-	@$(CLI) gen-hash-schema --module-version v1.13.12 --schema internal-core-pod --out $(LEGACY_TYPES)/v113/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.14.10 --schema internal-core-pod --out $(LEGACY_TYPES)/v114/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.15.12 --schema internal-core-pod --out $(LEGACY_TYPES)/v115/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.16.15 --schema internal-core-pod --out $(LEGACY_TYPES)/v116/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.18.6 --schema internal-core-pod --out $(LEGACY_TYPES)/v118/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.13.12 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v113/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.13.12 --schema meta --out $(LEGACY_TYPES)/v113/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.14.10 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v114/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.14.10 --schema meta --out $(LEGACY_TYPES)/v114/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.15.12 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v115/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.15.12 --schema meta --out $(LEGACY_TYPES)/v115/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.16.15 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v116/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.16.15 --schema meta --out $(LEGACY_TYPES)/v116/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.18.6 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v118/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.18.6 --schema meta --out $(LEGACY_TYPES)/v118/meta/types.go
 	@$(CLI) gen-hash-schema --module-version v1.20.15 --schema internal-core-pod --out $(LEGACY_TYPES)/v120/core/types.go
 	@$(CLI) gen-hash-schema --module-version v1.21.14 --schema internal-core-pod --out $(LEGACY_TYPES)/v121/core/types.go
 	@$(CLI) gen-hash-schema --module-version v1.22.17 --schema internal-core-pod --out $(LEGACY_TYPES)/v122/core/types.go

@@ -10,24 +10,37 @@ import (
 	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
-// uidWindow is the minor releases whose static pod UIDs the modules-era
-// fix knows (series static-pod-uid-k121: legacyuid.Releases).
-var uidWindow = [2]int{20, 23}
+// uidWindows are the minor releases whose static pod UIDs a fix knows:
+// the road 1.13 .. 1.18 (series static-pod-uid-k113) and 1.20 .. 1.23
+// (static-pod-uid-k121), each its legacyuid.Releases.
+var uidWindows = [][2]int{{13, 18}, {20, 23}}
 
-// uidWalk is the static pod UID property of the modules era, on the
-// corpus as static pods (those without metadata.uid): every patched build
-// that keeps other releases' UIDs (the fix) derives its vanilla build's
-// UID for a pod that runs nowhere yet, and keeps each pod under the UID
-// the vanilla kubelet of every other release of the window derived; the
-// vanilla UIDs of neighbouring releases differ where the fix matters.
+// uidWalk checks the static pod UID property of each window.
 func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
-	var rs []*matrix.Release
-	for i := range c.Matrix.Releases {
-		r := &c.Matrix.Releases[i]
-		if m := r.Version().Minor; r.StandIn == "" && jsonHash(r) && m >= uidWindow[0] && m <= uidWindow[1] {
-			rs = append(rs, r)
+	for _, w := range uidWindows {
+		var rs []*matrix.Release
+		for i := range c.Matrix.Releases {
+			r := &c.Matrix.Releases[i]
+			if m := r.Version().Minor; r.StandIn == "" && m >= w[0] && m <= w[1] {
+				rs = append(rs, r)
+			}
+		}
+		if err := c.uidWindow(ctx, dir, rs); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// uidWindow is the static pod UID property of a window's releases rs, on
+// the corpus as static pods (those without metadata.uid): every patched
+// build that keeps other releases' UIDs (the fix) derives its vanilla
+// build's UID for a pod that runs nowhere yet, and keeps each pod under
+// the UID the vanilla kubelet of every other release of the window
+// derived; the vanilla UIDs of neighbouring releases differ where the fix
+// matters. A release with a UID baseline (1.13.12: 1.12's) is checked
+// against it instead (staticUIDs).
+func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release) error {
 	if len(rs) < 2 {
 		return nil
 	}
@@ -47,6 +60,9 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 	}
 	var bad []string
 	for _, b := range rs {
+		if b.UIDBaseline != "" {
+			continue
+		}
 		fixed := 0
 		for pod, p := range patched[b.Release] {
 			if len(p.UIDsKept) > 1 {
@@ -57,7 +73,7 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 			}
 		}
 		if fixed == 0 {
-			continue // b does not carry the fix (1.20.15, the release operators switch from)
+			continue // b does not carry the window's fix (1.20.15, the release operators switch from)
 		}
 		// The corpus must show the bug: a vanilla switch into b from some
 		// release of the window replaces every pod.
@@ -109,7 +125,7 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 		fmt.Fprintf(c.Out, "    vanilla %s -> %s: %d of %d static pods without metadata.uid get another UID (replaced at the switch)\n", a.Release, b.Release, differ, n)
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("%d static pods break the modules-era UID property (first ones):\n  %s", len(bad), strings.Join(bad[:min(len(bad), 10)], "\n  "))
+		return fmt.Errorf("%d static pods break the static pod UID property of %s .. %s (first ones):\n  %s", len(bad), rs[0].Release, rs[len(rs)-1].Release, strings.Join(bad[:min(len(bad), 10)], "\n  "))
 	}
 	return nil
 }

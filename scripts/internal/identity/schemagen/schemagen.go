@@ -19,6 +19,7 @@ import (
 	"go/printer"
 	"go/token"
 	"io"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,9 @@ type Schema struct {
 	// Roots are the types the graph starts from.
 	Roots   []string
 	Package string
+	// Siblings are other files of types.go's directory whose types join
+	// the graph (meta/v1's Time is declared in time.go).
+	Siblings []string
 	// Provided are types of the graph that a hand-written file beside the
 	// generated one declares (meta/v1's Time lives in time.go, and the
 	// official graph holds it in go1.8.3's layout).
@@ -107,8 +111,31 @@ var MetaOfficial = Schema{
 	What: "The meta/v1 ObjectMeta, LabelSelector and TypeMeta graph, runtime types in go1.8.3's layout,",
 }
 
+// InternalCorePodMeta is the internal Pod graph of pkg/apis/core with the
+// object metadata of the release's own meta/v1 (Meta, beside it):
+// apimachinery's ObjectMeta gained ManagedFields in 1.14 and lost
+// Initializers in 1.16, so a newer tree's metav1 prints an older
+// release's pod otherwise than that release did (the road 1.12 -> 1.18).
+var InternalCorePodMeta = Schema{
+	Name: "internal-core-pod-meta", Files: InternalCorePod.Files, Roots: InternalCorePod.Roots, Package: "core",
+	Imports: map[string]string{"k8s.io/apimachinery/pkg/apis/meta/v1": "k8s.io/kubernetes/pkg/kubelet/legacytypes/%s/meta"},
+	What:    "The internal (pkg/apis/core) Pod type graph, its object metadata from the release's meta/v1,",
+}
+
+// Meta is the part of apimachinery's meta/v1 the internal Pod graph uses,
+// as the release's kubelet prints it.
+var Meta = Schema{
+	Name: "meta",
+	Files: []string{
+		"pkg/apis/meta/v1/types.go",                                 // the k8s.io/apimachinery module zip (the modules era)
+		"staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go", // 1.8 - 1.14
+	},
+	Roots: MetaOfficial.Roots, Package: "v1", Siblings: []string{"time.go"},
+	What: "The meta/v1 ObjectMeta, LabelSelector, TypeMeta and Time graph",
+}
+
 // Schemas lists every schema by its --schema name.
-var Schemas = []Schema{Container, ContainerOfficial, InternalPod, InternalCorePod, InternalPodOfficial, MetaOfficial}
+var Schemas = []Schema{Container, ContainerOfficial, InternalPod, InternalCorePod, InternalPodOfficial, MetaOfficial, InternalCorePodMeta, Meta}
 
 // SchemaNamed returns the schema a --schema value names.
 func SchemaNamed(name string) (Schema, error) {
@@ -130,17 +157,29 @@ func (sc Schema) FromZip(zipPath, modulePrefix, header, dir string) ([]byte, err
 		return nil, err
 	}
 	defer z.Close()
-	for _, name := range sc.Files {
+	read := func(name string) ([]byte, error) {
 		f, err := z.Open(modulePrefix + "/" + name)
-		if err != nil {
-			continue
-		}
-		src, err := io.ReadAll(f)
-		f.Close()
 		if err != nil {
 			return nil, err
 		}
-		return sc.generate(src, name, header, dir)
+		defer f.Close()
+		return io.ReadAll(f)
+	}
+	for _, name := range sc.Files {
+		src, err := read(name)
+		if err != nil {
+			continue
+		}
+		files := []srcFile{{name, src}}
+		for _, sib := range sc.Siblings {
+			p := path.Join(path.Dir(name), sib)
+			src, err := read(p)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", zipPath, p, err)
+			}
+			files = append(files, srcFile{p, src})
+		}
+		return sc.generate(files, header, dir)
 	}
 	return nil, fmt.Errorf("%s: no %s types.go (looked for %s)", zipPath, sc.Package, strings.Join(sc.Files, ", "))
 }
@@ -162,21 +201,34 @@ func Generate(src []byte, filename, header string) ([]byte, error) {
 // Generate returns the type graph reachable from the schema's root in the
 // given types.go source, as the schema's package.
 func (sc Schema) Generate(src []byte, filename, header string) ([]byte, error) {
-	return sc.generate(src, filename, header, "")
+	return sc.generate([]srcFile{{filename, src}}, header, "")
 }
 
-func (sc Schema) generate(src []byte, filename, header, dir string) ([]byte, error) {
+// srcFile is one Go file of the release's package.
+type srcFile struct {
+	name string
+	src  []byte
+}
+
+func (sc Schema) generate(srcs []srcFile, header, dir string) ([]byte, error) {
 	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, filename, src, 0) // comments dropped
-	if err != nil {
-		return nil, err
+	filename := srcs[0].name
+	var files []*ast.File
+	for _, f := range srcs {
+		file, err := parser.ParseFile(fset, f.name, f.src, 0) // comments dropped
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file)
 	}
 	specs := map[string]*ast.TypeSpec{}
-	for _, d := range file.Decls {
-		if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-			for _, s := range g.Specs {
-				ts := s.(*ast.TypeSpec)
-				specs[ts.Name.Name] = ts
+	for _, file := range files {
+		for _, d := range file.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					ts := s.(*ast.TypeSpec)
+					specs[ts.Name.Name] = ts
+				}
 			}
 		}
 	}
@@ -190,19 +242,24 @@ func (sc Schema) generate(src []byte, filename, header, dir string) ([]byte, err
 		provided[p] = true
 	}
 	imports := map[string]string{} // local name -> path
-	for _, im := range file.Imports {
-		path, _ := strconv.Unquote(im.Path.Value)
-		name := path[strings.LastIndex(path, "/")+1:]
-		if im.Name != nil {
-			name = im.Name.Name
-		}
-		if to, ok := sc.Imports[path]; ok {
-			if strings.Contains(to, "%s") {
-				to = fmt.Sprintf(to, dir)
+	for _, file := range files {
+		for _, im := range file.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			name := path[strings.LastIndex(path, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
 			}
-			path = to
+			if to, ok := sc.Imports[path]; ok {
+				if strings.Contains(to, "%s") {
+					to = fmt.Sprintf(to, dir)
+				}
+				path = to
+			}
+			if other, ok := imports[name]; ok && other != path {
+				return nil, fmt.Errorf("%s: the files import %s and %s as %s", filename, other, path, name)
+			}
+			imports[name] = path
 		}
-		imports[name] = path
 	}
 
 	used := map[string]bool{}
@@ -265,21 +322,23 @@ func (sc Schema) generate(src []byte, filename, header, dir string) ([]byte, err
 		out.WriteString(")\n\n")
 	}
 	// Declarations in source order, so a diff against upstream reads easily.
-	for _, d := range file.Decls {
-		g, ok := d.(*ast.GenDecl)
-		if !ok || g.Tok != token.TYPE {
-			continue
-		}
-		for _, s := range g.Specs {
-			ts := s.(*ast.TypeSpec)
-			if !used[ts.Name.Name] || provided[ts.Name.Name] {
+	for _, file := range files {
+		for _, d := range file.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
 				continue
 			}
-			out.WriteString("type ")
-			if err := printer.Fprint(&out, fset, ts); err != nil {
-				return nil, err
+			for _, s := range g.Specs {
+				ts := s.(*ast.TypeSpec)
+				if !used[ts.Name.Name] || provided[ts.Name.Name] {
+					continue
+				}
+				out.WriteString("type ")
+				if err := printer.Fprint(&out, fset, ts); err != nil {
+					return nil, err
+				}
+				out.WriteString("\n\n")
 			}
-			out.WriteString("\n\n")
 		}
 	}
 	return format.Source(out.Bytes())

@@ -139,7 +139,7 @@ func TestFindGeneratedSchemas(t *testing.T) {
 // their imports at the go18 packages and the release's official meta graph,
 // and leaves Time to the hand-written file beside the meta graph.
 func TestOfficialGraphsImportTheGo18Layouts(t *testing.T) {
-	out, err := ContainerOfficial.generate([]byte(src), "types.go", "generated", "v17")
+	out, err := ContainerOfficial.generate([]srcFile{{"types.go", []byte(src)}}, "generated", "v17")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestOfficialGraphsImportTheGo18Layouts(t *testing.T) {
 	pod := strings.Replace(src, "type Pod struct {\n\tmetav1.TypeMeta", "type Pod struct {\n\tmetav1.TypeMeta\n\tCreated metav1.Time", 1)
 	sc := InternalPodOfficial
 	sc.Package = "v1"
-	out, err = sc.generate([]byte(pod), "types.go", "generated", "v17")
+	out, err = sc.generate([]srcFile{{"types.go", []byte(pod)}}, "generated", "v17")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ type LabelSelector struct{ MatchLabels map[string]string }
 type TypeMeta struct{ Kind string }
 type Unused struct{}
 `
-	out, err = MetaOfficial.generate([]byte(meta), "types.go", "generated", "v17")
+	out, err = MetaOfficial.generate([]srcFile{{"types.go", []byte(meta)}}, "generated", "v17")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,6 +188,51 @@ func TestReleaseDir(t *testing.T) {
 	for in, want := range map[string]string{"v1.7.5": "v17", "v1.8.15": "v18", "v1.13.12": "v113"} {
 		if got := releaseDir(in); got != want {
 			t.Errorf("releaseDir(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// The release's meta graph takes Time from time.go, a sibling of types.go,
+// with the imports that file makes.
+func TestMetaTakesTimeFromItsSibling(t *testing.T) {
+	types := `package v1
+
+import "k8s.io/apimachinery/pkg/types"
+
+type ObjectMeta struct {
+	UID               types.UID
+	CreationTimestamp Time
+}
+type LabelSelector struct{ MatchLabels map[string]string }
+type TypeMeta struct{ Kind string }
+type Unused struct{}
+`
+	timeGo := `package v1
+
+import (
+	"encoding/json"
+	"time"
+)
+
+type Time struct {
+	time.Time ` + "`protobuf:\"-\"`" + `
+}
+
+func (t Time) MarshalJSON() ([]byte, error) { return json.Marshal(t.Time) }
+`
+	out, err := Meta.generate([]srcFile{{"pkg/apis/meta/v1/types.go", []byte(types)}, {"pkg/apis/meta/v1/time.go", []byte(timeGo)}}, "generated", "v116")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(out)
+	for _, want := range []string{"type Time struct", `"time"`, `"k8s.io/apimachinery/pkg/types"`, "type ObjectMeta struct"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("meta graph lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"Unused", "encoding/json", "MarshalJSON"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("meta graph has %q:\n%s", unwanted, got)
 		}
 	}
 }

@@ -38,8 +38,8 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 // build's UID for a pod that runs nowhere yet, and keeps each pod under
 // the UID the vanilla kubelet of every other release of the window
 // derived; the vanilla UIDs of neighbouring releases differ where the fix
-// matters. A release with a UID baseline (1.13.12: 1.12's) is checked
-// against it instead (staticUIDs).
+// matters. A release with a UID baseline (1.13.12: 1.12's) gives new pods
+// the baseline's UID instead (staticUIDs).
 func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release) error {
 	if len(rs) < 2 {
 		return nil
@@ -60,15 +60,14 @@ func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Rel
 	}
 	var bad []string
 	for _, b := range rs {
-		if b.UIDBaseline != "" {
-			continue
-		}
 		fixed := 0
 		for pod, p := range patched[b.Release] {
 			if len(p.UIDsKept) > 1 {
 				fixed++
 			}
-			if v, ok := vanilla[b.Release][pod]; ok && p.UID != v.UID {
+			// A release with a UID baseline gives new pods the baseline's
+			// (staticUIDs checks that).
+			if v, ok := vanilla[b.Release][pod]; ok && b.UIDBaseline == "" && p.UID != v.UID {
 				bad = append(bad, fmt.Sprintf("%s: patched %s gives a new pod %s, its vanilla build %s", pod, b.Release, p.UID, v.UID))
 			}
 		}
@@ -107,8 +106,12 @@ func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Rel
 			kept = append(kept, fmt.Sprintf("%s's (%d pods)", a.Release, n))
 		}
 		if len(bad) == 0 {
-			fmt.Fprintf(c.Out, "ok  patched %s: a new static pod gets vanilla %s's UID (%d pods); a running one keeps vanilla %s\n",
-				b.Release, b.Release, len(patched[b.Release]), strings.Join(kept, ", "))
+			gets := "vanilla " + b.Release + "'s UID"
+			if b.UIDBaseline != "" {
+				gets = b.UIDBaseline + "'s UID (its baseline)"
+			}
+			fmt.Fprintf(c.Out, "ok  patched %s: a new static pod gets %s (%d pods); a running one keeps vanilla %s\n",
+				b.Release, gets, len(patched[b.Release]), strings.Join(kept, ", "))
 		}
 	}
 	for i := 1; i < len(rs); i++ {

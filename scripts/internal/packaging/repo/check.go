@@ -3,8 +3,10 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -494,10 +496,16 @@ func (c *checker) upgrade(ctx context.Context, repo string, p Package) error {
 		if got, err := cl.installed(root); got != cl.from {
 			return fmt.Errorf("%s: installing the previous revision gave %q, want %s (%v)", cl.client, got, cl.from, err)
 		}
+		// The operator's edit of the flags file. A .deb that does not ship
+		// it (where the official .deb of the release did not: 1.13's
+		// revision 3 on) leaves the operator to write it.
 		conf := filepath.Join(root, cl.config)
 		old, err := os.ReadFile(conf)
-		if err != nil {
-			return fmt.Errorf("%s: the previous revision has no /%s: %w", cl.client, cl.config, err)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: the previous revision's /%s: %w", cl.client, cl.config, err)
+		}
+		if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+			return err
 		}
 		if err := os.WriteFile(conf, append(old, edit...), 0o644); err != nil {
 			return err

@@ -297,7 +297,11 @@ func switchTo(ctx context.Context, node *framework.Node, release, variant string
 	waitRunning(ctx, node, pods)
 	took := waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
 	GinkgoWriter.Printf("%s %s: %d syncs of every pod after %s\n", release, variant, framework.SyncsPerPhase, took.Round(time.Second))
+	// How a kubelet logs a container it recreates for its hash: "Container
+	// spec hash changed" up to 1.13, "Container <name> definition changed,
+	// will be restarted" from 1.14.
 	Expect(k.CountLog("hash changed")).To(BeZero(), k.LogTail(40))
+	Expect(k.CountLog("definition changed, will be restarted")).To(BeZero(), k.LogTail(40))
 	// Ready as this kubelet computes it (after a restart each readiness
 	// probe must pass once more).
 	Eventually(ctx, func() []string { return notReady(k, pods) }).WithTimeout(framework.PodStartTimeout).WithPolling(framework.Poll).

@@ -194,23 +194,36 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 //   - 1.22 -> 1.23 on the 1.23.17 control plane, the last dockershim
 //     release (static pod UIDs change again), with the hung inspect:
 //     cadvisor's inspect still has no deadline in 1.23.17.
+//
+// And two hops of the road through the middle, without a fault:
+//   - 1.13 -> 1.14 on the 1.15.12 control plane: VolumeMount.SubPathExpr
+//     changes the hash of every container with a volume mount, and the
+//     static pod UID changes.
+//   - 1.15 -> 1.16 on the 1.17.17 control plane: 1.16 hashes the JSON of
+//     the container, so vanilla 1.16.15 recreates every pod.
 var (
-	_ = describeFaultRehearsal("1.13.12", "1.12.10", "1.13.12", "hang")
-	_ = describeFaultRehearsal("1.18.6", "1.18.6", "1.18.6", "orphan")
-	_ = describeFaultRehearsal("1.22.17", "1.20.15", "1.21.14", "orphan")
-	_ = describeFaultRehearsal("1.23.17", "1.22.17", "1.23.17", "hang")
+	_ = describeRehearsal("1.13.12", "1.12.10", "1.13.12", "hang")
+	_ = describeRehearsal("1.15.12", "1.13.12", "1.14.10", "")
+	_ = describeRehearsal("1.17.17", "1.15.12", "1.16.15", "")
+	_ = describeRehearsal("1.18.6", "1.18.6", "1.18.6", "orphan")
+	_ = describeRehearsal("1.22.17", "1.20.15", "1.21.14", "orphan")
+	_ = describeRehearsal("1.23.17", "1.22.17", "1.23.17", "hang")
 )
 
-// describeFaultRehearsal: FROM -> patched TO on cp's control plane with
-// fault on node-1, the cluster's lockdown, and vanilla TO on the same
+// describeRehearsal: FROM -> patched TO on cp's control plane, with fault
+// (if any) on node-1, the cluster's lockdown, and vanilla TO on the same
 // fault (the negative control). Ordered: the specs share one cluster (the
 // later ones check the first's, and the vanilla control reuses it: one
 // bring-up); the rehearsals are the e2e's longest specs: scheduled first.
-func describeFaultRehearsal(cp, from, to, fault string) bool {
+func describeRehearsal(cp, from, to, fault string) bool {
 	walk := fmt.Sprintf("%s -> %s -> %s -> %s", from, to, from, to)
 	return Describe("Rehearsal on the "+cp+" control plane", Label("rehearsal", "extended"), kubelets(from, to), controlPlane(cp), Ordered, SpecPriority(10), func() {
 		BeforeAll(rehearsalDownAfterAll)
 		switch fault {
+		case "":
+			It(fmt.Sprintf("patched %s keeps every pod across %s on 2 nodes, Ready, no failed request, as the preflight predicted", to, walk), func(ctx SpecContext) {
+				expectEveryPodKept(ctx, from, to, cp)
+			}, SpecTimeout(framework.LongSpec))
 		case "hang":
 			It(fmt.Sprintf("patched %s keeps every pod across %s on 2 nodes, Ready, no failed request, with one container's inspect hung on node-1 through its first switch: the node Ready within the bound, as the preflight predicted", to, walk), func(ctx SpecContext) {
 				expectReadyOnHang(expectEveryPodKept(ctx, from, to, cp, "--faults", "hang"))
@@ -228,6 +241,12 @@ func describeFaultRehearsal(cp, from, to, fault string) bool {
 			expectClusterLockedDown(ctx)
 		}, SpecTimeout(framework.ShortSpec))
 		switch fault {
+		case "":
+			// From 1.16 the hash is over the container's JSON: every pod.
+			every := framework.Minor(from) < 16 && framework.Minor(to) >= 16
+			It(fmt.Sprintf("vanilla %s changes the pods the preflight predicts%s, and fails (negative control)", to, map[bool]string{true: ", every one"}[every]), func(ctx SpecContext) {
+				expectRecreatedAsPredicted(ctx, from, to, every)
+			}, SpecTimeout(framework.LongSpec))
 		case "hang": // both hang switches change the static pod's UID
 			It(fmt.Sprintf("vanilla %s on the hung container stays NotReady past the bound (the docker-hang report), replaces the static pod without a uid, both as predicted, and fails (negative control)", to), func(ctx SpecContext) {
 				expectNotReadyOnHang(expectStaticPodReplaced(expectRecreatedAsPredicted(ctx, from, to, false, "--faults", "hang")), to)

@@ -714,7 +714,7 @@ func TestRemoveAllOnlyOurs(t *testing.T) {
 // Every flag KubeletArgs emits is one the release's kubelet knows, for
 // every release a rehearsal runs, both variants, with and without an API
 // server; the same for KubeProxyArgs and each control plane's kube-proxy
-// (1.9.11, 1.13.12, 1.18.6), and for the flags the control plane's own
+// (each versions.yaml names), and for the flags the control plane's own
 // daemons are started with. The flags are
 // parsed in order and --help, last, stops before anything runs; an unknown
 // flag or a bad value is reported first ("unknown flag", "invalid

@@ -118,8 +118,8 @@ func TestTargetsKeepTheOutputLayout(t *testing.T) {
 func TestVersionPackagesFollowTheTreesVersionScript(t *testing.T) {
 	for release, want := range map[string]string{
 		"1.14.10": "k8s.io/kubernetes/pkg/version k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version",
-		"1.15.12": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version",
-		"1.16.15": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version",
+		"1.15.12": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version k8s.io/kubernetes/pkg/kubectl/version",
+		"1.16.15": "k8s.io/kubernetes/pkg/version k8s.io/client-go/pkg/version k8s.io/component-base/version k8s.io/kubectl/pkg/version k8s.io/kubernetes/cmd/kubeadm/app/version",
 		"1.17.17": "k8s.io/client-go/pkg/version k8s.io/component-base/version",
 		"1.23.17": "k8s.io/client-go/pkg/version k8s.io/component-base/version",
 	} {

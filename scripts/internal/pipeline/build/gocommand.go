@@ -82,14 +82,19 @@ func goPackage(r *matrix.Release, rel string) string {
 // versionPackages are the packages hack/lib/version.sh stamps, as import
 // paths the linker sees in this era. Up to 1.16 the kubelet reports
 // k8s.io/kubernetes/pkg/version (1.15 and 1.16 are modules-era trees that
-// still stamp it); from 1.17 component-base's.
+// still stamp it); from 1.17 component-base's. kubectl reads its own
+// package in 1.15 (pkg/kubectl/version) and 1.16 (k8s.io/kubectl's, with
+// kubeadm's), which the kubelet does not link.
 func versionPackages(r *matrix.Release) []string {
 	if r.Era != matrix.EraModules {
 		return []string{"k8s.io/kubernetes/pkg/version", "k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version"}
 	}
 	pkgs := []string{"k8s.io/client-go/pkg/version", "k8s.io/component-base/version"}
-	if r.Version().Minor <= 16 {
-		pkgs = append([]string{"k8s.io/kubernetes/pkg/version"}, pkgs...)
+	switch r.Version().Minor {
+	case 15:
+		pkgs = append([]string{"k8s.io/kubernetes/pkg/version"}, append(pkgs, "k8s.io/kubernetes/pkg/kubectl/version")...)
+	case 16:
+		pkgs = append([]string{"k8s.io/kubernetes/pkg/version"}, append(pkgs, "k8s.io/kubectl/pkg/version", "k8s.io/kubernetes/cmd/kubeadm/app/version")...)
 	}
 	return pkgs
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -18,50 +20,7 @@ import (
 // vanilla kubelet, which then replaces the whole pod.
 var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets("1.20.15", "1.21.14", "1.22.17", "1.23.17"), SpecPriority(5), func() {
 	It("recreates nothing on 1.20.15 -> patched 1.21.14 -> 1.22.17 -> 1.23.17 and back, static pods without a uid included", func(ctx SpecContext) {
-		node, pods, k, before := runningOn(ctx, "1.20.15")
-		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
-		expectCheckpoints(node, k, before, "1.20.15")
-		events, err := node.Docker.WatchEvents(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(events.Stop)
-		uid := before.labels["unpinned/app"][framework.LabelPodUID]
-
-		for _, release := range []string{"1.21.14", "1.22.17", "1.23.17"} {
-			By(fmt.Sprintf("switching to the patched %s: 1.20.15's pods are kept, the one without a uid too", release))
-			k = switchTo(ctx, node, release, "patched", pods)
-			expectSame(ctx, node, before, observe(ctx, node), "-> patched "+release)
-			expectCheckpoints(node, k, before, "-> patched "+release)
-			// What the kubelet decided, in its words (staticuid.Pick).
-			Expect(k.CountLog(fmt.Sprintf("UID %s as 1.20 derives it (its sandbox runs with it", uid))).NotTo(BeZero(), k.LogTail(40))
-		}
-
-		By("a new pod without a uid under the patched 1.23.17: it gets 1.23's UID, and the patched 1.22.17 and 1.21.14 keep it")
-		late := unpinnedLatePod()
-		Expect(node.AddPod(late)).To(Succeed())
-		all := append(pods, late)
-		waitRunning(ctx, node, all)
-		made := observe(ctx, node)
-		for _, release := range []string{"1.22.17", "1.21.14"} {
-			By(fmt.Sprintf("switching back to the patched %s: everything is kept", release))
-			k = switchTo(ctx, node, release, "patched", all)
-			expectSame(ctx, node, made, observe(ctx, node), "-> patched "+release)
-			expectCheckpoints(node, k, made, "-> patched "+release)
-		}
-		evs := events.Events()
-		Expect(framework.DestructiveIn(evs, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(evs))
-		Expect(createdBesides(evs, idsOf(made))).To(BeEmpty(), "a container was created:\n%s", framework.Summary(evs))
-
-		// The rollback to the official 1.20.15 keeps what 1.20 started;
-		// the late pod runs under 1.23's UID, which 1.20 cannot derive
-		// (no 1.20 kubelet knows later graphs): it alone is replaced, as
-		// docs/fixes.md says.
-		By("switching back to the official 1.20.15: only the pod the patched 1.23.17 started is replaced")
-		k = startKubelet(ctx, node, "1.20.15", "vanilla")
-		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, made) }).
-			WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal([]string{"unpinned-late/app"}), func() string { return node.Describe(ctx) })
-		waitSyncs(ctx, k, all, framework.SyncsPerPhase)
-		Expect(replacedSince(ctx, node, made)).To(Equal([]string{"unpinned-late/app"}), node.Describe(ctx))
-		node.StopKubelet()
+		expectWalkKeepsEverything(ctx, []string{"1.20.15", "1.21.14", "1.22.17", "1.23.17"}, false)
 	}, SpecTimeout(framework.LongSpec))
 
 	It("replaces, with the vanilla 1.21.14 and again the vanilla 1.23.17, exactly the pod without a uid, as the preflight predicts (negative control)", func(ctx SpecContext) {
@@ -105,3 +64,62 @@ var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets("
 		node.StopKubelet()
 	}, SpecTimeout(framework.LongSpec))
 })
+
+// expectWalkKeepsEverything runs the patched walk both roads share: the
+// pods started by the official walk[0] are kept by each patched kubelet up
+// the walk (the pod without a uid under walk[0]'s UID, in the kubelet's
+// words), a pod without a uid made under the last one is kept by each
+// patched kubelet back down (down to the patched walk[0] too when
+// patchedFirst: it is on the road), no container is stopped or created,
+// and the official walk[0] after them replaces exactly that late pod: no
+// official kubelet derives later releases' UIDs (docs/fixes.md).
+func expectWalkKeepsEverything(ctx SpecContext, walk []string, patchedFirst bool) {
+	GinkgoHelper()
+	first, last := walk[0], walk[len(walk)-1]
+	node, pods, k, before := runningOn(ctx, first)
+	Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
+	expectCheckpoints(node, k, before, first)
+	events, err := node.Docker.WatchEvents(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(events.Stop)
+	uid := before.labels["unpinned/app"][framework.LabelPodUID]
+	firstMinor := first[:strings.LastIndex(first, ".")]
+
+	for _, release := range walk[1:] {
+		By(fmt.Sprintf("switching to the patched %s: %s's pods are kept, the one without a uid too", release, first))
+		k = switchTo(ctx, node, release, "patched", pods)
+		expectSame(ctx, node, before, observe(ctx, node), "-> patched "+release)
+		expectCheckpoints(node, k, before, "-> patched "+release)
+		// What the kubelet decided, in its words (staticuid.Pick).
+		Expect(k.CountLog(fmt.Sprintf("UID %s as %s derives it (its sandbox runs with it", uid, firstMinor))).NotTo(BeZero(), k.LogTail(40))
+	}
+
+	By(fmt.Sprintf("a new pod without a uid under the patched %s: it gets %s's UID, and the patched kubelets down the walk keep it", last, last))
+	late := unpinnedLatePod()
+	Expect(node.AddPod(late)).To(Succeed())
+	all := append(pods, late)
+	waitRunning(ctx, node, all)
+	made := observe(ctx, node)
+	down := slices.Clone(walk[1 : len(walk)-1])
+	if patchedFirst {
+		down = slices.Clone(walk[:len(walk)-1])
+	}
+	slices.Reverse(down)
+	for _, release := range down {
+		By(fmt.Sprintf("switching back to the patched %s: everything is kept", release))
+		k = switchTo(ctx, node, release, "patched", all)
+		expectSame(ctx, node, made, observe(ctx, node), "-> patched "+release)
+		expectCheckpoints(node, k, made, "-> patched "+release)
+	}
+	evs := events.Events()
+	Expect(framework.DestructiveIn(evs, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(evs))
+	Expect(createdBesides(evs, idsOf(made))).To(BeEmpty(), "a container was created:\n%s", framework.Summary(evs))
+
+	By(fmt.Sprintf("switching back to the official %s: only the pod the patched %s started is replaced", first, last))
+	k = startKubelet(ctx, node, first, "vanilla")
+	Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, made) }).
+		WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal([]string{"unpinned-late/app"}), func() string { return node.Describe(ctx) })
+	waitSyncs(ctx, k, all, framework.SyncsPerPhase)
+	Expect(replacedSince(ctx, node, made)).To(Equal([]string{"unpinned-late/app"}), node.Describe(ctx))
+	node.StopKubelet()
+}

@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -21,51 +20,7 @@ var road = []string{"1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18
 
 var _ = Describe("Switching kubelet along the road 1.13 <-> 1.18", Label("upgrade"), kubelets(road...), SpecPriority(5), func() {
 	It("recreates nothing on 1.13.12 -> patched 1.14.10 -> patched 1.15.12 -> patched 1.16.15 -> patched 1.17.17 -> patched 1.18.6 and back to 1.13.12, static pods without a uid and checkpoints included", func(ctx SpecContext) {
-		node, pods, k, before := runningOn(ctx, "1.13.12")
-		Expect(before.data).To(HaveLen(appContainers(pods)), "every app container wrote its data: %v", before.data)
-		expectCheckpoints(node, k, before, "1.13.12")
-		events, err := node.Docker.WatchEvents(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(events.Stop)
-		uid := before.labels["unpinned/app"][framework.LabelPodUID]
-
-		for _, release := range road[1:] {
-			By(fmt.Sprintf("switching to the patched %s: 1.13.12's pods are kept, the one without a uid too", release))
-			k = switchTo(ctx, node, release, "patched", pods)
-			expectSame(ctx, node, before, observe(ctx, node), "-> patched "+release)
-			expectCheckpoints(node, k, before, "-> patched "+release)
-			// What the kubelet decided, in its words (staticuid.Pick).
-			Expect(k.CountLog(fmt.Sprintf("UID %s as 1.13 derives it (its sandbox runs with it", uid))).NotTo(BeZero(), k.LogTail(40))
-		}
-
-		By("a new pod without a uid under the patched 1.18.6: it gets 1.18's UID and hash, and the patched kubelets down the road keep it")
-		late := unpinnedLatePod()
-		Expect(node.AddPod(late)).To(Succeed())
-		all := append(pods, late)
-		waitRunning(ctx, node, all)
-		made := observe(ctx, node)
-		down := slices.Clone(road[:len(road)-1])
-		slices.Reverse(down)
-		for _, release := range down {
-			By(fmt.Sprintf("switching back to the patched %s: everything is kept", release))
-			k = switchTo(ctx, node, release, "patched", all)
-			expectSame(ctx, node, made, observe(ctx, node), "-> patched "+release)
-			expectCheckpoints(node, k, made, "-> patched "+release)
-		}
-		evs := events.Events()
-		Expect(framework.DestructiveIn(evs, idsOf(before))).To(BeEmpty(), "containers were stopped or removed:\n%s", framework.Summary(evs))
-		Expect(createdBesides(evs, idsOf(made))).To(BeEmpty(), "a container was created:\n%s", framework.Summary(evs))
-
-		// The rollback to the official 1.13.12 keeps what 1.13 started;
-		// the late pod runs under 1.18's UID and hash, which 1.13 cannot
-		// derive: it alone is replaced, as docs/fixes.md says.
-		By("switching back to the official 1.13.12: only the pod the patched 1.18.6 started is replaced")
-		k = startKubelet(ctx, node, "1.13.12", "vanilla")
-		Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, made) }).
-			WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal([]string{"unpinned-late/app"}), func() string { return node.Describe(ctx) })
-		waitSyncs(ctx, k, all, framework.SyncsPerPhase)
-		Expect(replacedSince(ctx, node, made)).To(Equal([]string{"unpinned-late/app"}), node.Describe(ctx))
-		node.StopKubelet()
+		expectWalkKeepsEverything(ctx, road, true)
 	}, SpecTimeout(framework.LongSpec))
 
 	It("recreates, with the vanilla kubelets 1.14.10 .. 1.18.6, what the preflight predicts: containers at 1.13/1.14, 1.14/1.15 and 1.15/1.16 (`Container <name> definition changed, will be restarted`), the pod without a uid at every minor but 1.16/1.17 (negative control)", func(ctx SpecContext) {

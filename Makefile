@@ -22,6 +22,10 @@ CLI := $(TOOLCHAIN) --root .
 kubelet: $(TOOLCHAIN) ## Build the kubelet: make kubelet VERSION=1.9.11 [VARIANT=patched|vanilla] [KUBE_SOURCE_ZIP=...]
 	@$(CLI) kubelet --release "$(VERSION)" --variant "$(VARIANT)" --source-zip "$(KUBE_SOURCE_ZIP)"
 
+.PHONY: dockershim
+dockershim: $(TOOLCHAIN) ## Build the standalone dockershim (with its kubelet, one target) for kubelets 1.24/1.25: make dockershim VERSION=1.23.17 [VARIANT=patched|vanilla]
+	@$(CLI) dockershim --release "$(VERSION)" --variant "$(VARIANT)" --source-zip "$(KUBE_SOURCE_ZIP)"
+
 .PHONY: control-plane
 control-plane: $(TOOLCHAIN) ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kube-proxy: make control-plane VERSION=1.9.11
 	@$(CLI) control-plane --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,37 @@ func newKubeletCmd(s Streams, g *globals) *cobra.Command {
 		},
 	}
 	f.register(cmd.Flags(), "release to build")
+	cmd.Flags().StringVar(&f.sourceZip, "source-zip", "", "use this k8s.io/kubernetes module zip instead of downloading it (must hash to the pinned sum)")
+	return cmd
+}
+
+// newDockershimCmd builds the kubelet target of a release with a shim
+// series: its dockershim is an output of that target, so the kubelet is
+// built (or found up to date) with it.
+func newDockershimCmd(s Streams, g *globals) *cobra.Command {
+	f := &kubeletFlags{}
+	cmd := &cobra.Command{
+		Use:   "dockershim",
+		Short: "Build a release's standalone dockershim (and its kubelet, the same target): 1.23.17's, for kubelets 1.24 and 1.25",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			m, r, _, err := f.resolve(g)
+			if err != nil {
+				return err
+			}
+			if r.Series.Shim == "" {
+				var with []string
+				for _, o := range m.Releases {
+					if o.Series.Shim != "" {
+						with = append(with, o.Release)
+					}
+				}
+				return fmt.Errorf("release %s: no dockershim build: make dockershim builds %s only (the releases whose versions.yaml entry names a series.shim)", r.Release, strings.Join(with, ", "))
+			}
+			_, err = buildKubelet(cmd.Context(), s, g, f)
+			return err
+		},
+	}
+	f.register(cmd.Flags(), "release whose dockershim to build")
 	cmd.Flags().StringVar(&f.sourceZip, "source-zip", "", "use this k8s.io/kubernetes module zip instead of downloading it (must hash to the pinned sum)")
 	return cmd
 }

@@ -68,6 +68,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	cmd.PersistentFlags().AddGoFlag(v)
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
+		newDockershimCmd(s, g),
 		newControlPlaneCmd(s, g),
 		newConformanceSuiteCmd(s, g),
 		newLockCmd(s, g),

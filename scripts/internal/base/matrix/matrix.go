@@ -168,6 +168,10 @@ type Series struct {
 	// Tools adds the toolchain's helpers (cmd/podhash) to every variant;
 	// kubelet does not link them. One tools series serves every release.
 	Tools string `json:"tools,omitempty"`
+	// Shim adds cmd/dockershim to every variant: the release's dockershim
+	// served on its own, for the kubelets that no longer carry it (1.24+).
+	// The kubelet target then builds dockershim beside the kubelet.
+	Shim string `json:"shim,omitempty"`
 	// SharedFixes are overlays several releases' fixes share (the tests of
 	// a fix ported to each release, written once), laid into the patched
 	// variant just before Fixes, which carries each release's small
@@ -228,7 +232,7 @@ func (r *Release) ControlPlaneGitVersion() string {
 // For returns the series applied, in order, for variant v.
 func (s Series) For(v Variant) []string {
 	var out []string
-	for _, name := range []string{s.Build, s.LegacyTypes, s.Defaults, s.Tools} {
+	for _, name := range []string{s.Build, s.LegacyTypes, s.Defaults, s.Tools, s.Shim} {
 		if name != "" {
 			out = append(out, name)
 		}
@@ -558,7 +562,7 @@ func (r *Release) validate(root string) error {
 	if len(r.Series.SharedFixes) > 0 && r.Series.Fixes == "" {
 		return fieldError("series.sharedFixes", "%v without series.fixes: shared fixes are laid in only with a release's own", r.Series.SharedFixes)
 	}
-	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane, "series.conformance": r.Series.Conformance}
+	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.shim": r.Series.Shim, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane, "series.conformance": r.Series.Conformance}
 	for i, s := range r.Series.SharedFixes {
 		named[fmt.Sprintf("series.sharedFixes[%d]", i)] = s
 	}

@@ -12,6 +12,8 @@ func (s Series) Role(name string) string {
 		return "Go's current TLS and X.509 defaults"
 	case s.Tools:
 		return "the toolchain's cmd/podhash helper, not linked into kubelet"
+	case s.Shim:
+		return "the standalone dockershim (cmd/dockershim), not linked into kubelet"
 	case s.Fixes:
 		return "production fixes"
 	case s.ControlPlane:

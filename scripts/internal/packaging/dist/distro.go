@@ -16,6 +16,7 @@ import (
 	"kubelet-toolchain/scripts/internal/packaging/quilt"
 	"kubelet-toolchain/scripts/internal/packaging/rpm"
 	"kubelet-toolchain/scripts/internal/pipeline/build"
+	"kubelet-toolchain/scripts/internal/pipeline/checksums"
 	"kubelet-toolchain/scripts/internal/pipeline/ctoolchain"
 )
 
@@ -142,10 +143,12 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 	parent := filepath.Join(m.OutputDir(), r.Release)
 	cleanStale(parent, distroScratch+"*", rpm.CheckScratch+"*", debsrc.ScratchPrefix+"*")
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
-	if data, err := os.ReadFile(p.Binary + ".sha256"); err == nil {
-		if f := strings.Fields(string(data)); len(f) > 0 && f[0] != released {
-			return nil, fmt.Errorf("the built kubelet (%s) has sha256 %s, the released one %s: package again", p.Binary, f[0], released)
-		}
+	// The target's sums list the kubelet and, for a release with a shim,
+	// dockershim.
+	if sums, err := checksums.Load(p.Binary + ".sha256"); err != nil {
+		return nil, err
+	} else if built, ok := sums["kubelet"]; ok && built != released {
+		return nil, fmt.Errorf("the built kubelet (%s) has sha256 %s, the released one %s: package again", p.Binary, built, released)
 	}
 	set, err := quilt.Export(m.Root, r, v)
 	if err != nil {

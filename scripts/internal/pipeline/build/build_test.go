@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,29 @@ func TestTargetsKeepTheOutputLayout(t *testing.T) {
 	want := []string{"1.9.11/patched/bin/linux/amd64/kubelet", "1.9.11/vanilla/bin/linux/amd64/kubelet",
 		"1.9.11/control-plane/bin/kube-apiserver", "1.9.11/control-plane/bin/kube-controller-manager",
 		"1.9.11/control-plane/bin/kube-scheduler", "1.9.11/control-plane/bin/kubectl", "1.9.11/control-plane/bin/kube-proxy"}
+	if strings.Join(keys, "\n") != strings.Join(want, "\n") {
+		t.Errorf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A release with a shim series builds dockershim beside the kubelet, in
+// the same target (a build swaps its whole bin directory in), both
+// variants: 1.23.17/<variant>/bin/linux/amd64/dockershim.
+func TestShimIsAnOutputOfTheKubeletTarget(t *testing.T) {
+	r := release(matrix.EraModules)
+	r.Series.Shim = "dockershim"
+	m := &matrix.Matrix{Root: "/repo", Releases: []matrix.Release{*r}}
+	var keys []string
+	for _, target := range Targets(context.Background(), Options{Matrix: m, Release: r, OutputDir: "/out"}) {
+		if !slices.Contains(target.Series, "dockershim") {
+			t.Errorf("target %s: series %v lack the shim's", target.Name, target.Series)
+		}
+		for _, out := range target.Outputs {
+			keys = append(keys, checksums.KeyOf("/out", target.Paths.In(out.Name))+" "+out.Package)
+		}
+	}
+	want := []string{"1.9.11/patched/bin/linux/amd64/kubelet ./cmd/kubelet", "1.9.11/patched/bin/linux/amd64/dockershim ./cmd/dockershim",
+		"1.9.11/vanilla/bin/linux/amd64/kubelet ./cmd/kubelet", "1.9.11/vanilla/bin/linux/amd64/dockershim ./cmd/dockershim"}
 	if strings.Join(keys, "\n") != strings.Join(want, "\n") {
 		t.Errorf("keys:\n%s\nwant:\n%s", strings.Join(keys, "\n"), strings.Join(want, "\n"))
 	}

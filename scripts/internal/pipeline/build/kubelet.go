@@ -22,19 +22,31 @@ func KubeletTarget(o Options) *Target {
 	r, v := o.Release, o.Variant
 	p := PathsFor(o.OutputDir, r.Release, v)
 	args, env := CompileCommand(r, v, p)
-	return &Target{
+	// The stamp lands only where the tree's version package is
+	// (versionPackages): a wrong guess builds a binary reporting
+	// v0.0.0-master.
+	output := func(name string) Output {
+		return Output{Name: name, GoArgs: args, Package: goPackage(r, "cmd/"+name), Dir: BuildDir(r, p), Env: env,
+			Check: func(ctx context.Context, bin string) error {
+				return CheckReportedVersion(ctx, bin, name, r.GitVersion(v), r.GitCommit)
+			}}
+	}
+	t := &Target{
 		Name:     string(v),
 		Series:   r.Series.For(v),
 		Paths:    p,
 		SumsFile: "kubelet.sha256",
-		Outputs: []Output{{Name: "kubelet", GoArgs: args, Package: KubeletPackage(r), Dir: BuildDir(r, p), Env: env,
-			// The stamp lands only where the tree's version package is
-			// (versionPackages): a wrong guess builds a kubelet reporting
-			// v0.0.0-master.
-			Check: func(ctx context.Context, bin string) error {
-				return CheckReportedVersion(ctx, bin, "kubelet", r.GitVersion(v), r.GitCommit)
-			}}},
+		Outputs:  []Output{output("kubelet")},
 	}
+	// One target, so neither build replaces the bin directory without the
+	// other (a build swaps the whole directory in).
+	if r.Series.Shim != "" {
+		t.Outputs = append(t.Outputs, output("dockershim"))
+		// The defaults series' //go:debug lines count only in a main
+		// package: the shim gets its own copy, as each control-plane command.
+		t.Generate = []Step{godebugStep([]ControlPlaneCommand{{Name: "dockershim", Package: "cmd/dockershim"}})}
+	}
+	return t
 }
 
 // Kubelet builds the kubelet of o's release and variant.

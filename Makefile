@@ -244,7 +244,7 @@ $(TOOLCHAIN):
 
 .PHONY: hash-schemas
 LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
-hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.13..1.16 (1.16's: 1.17's and 1.18's too), and the internal Pod graphs of 1.12..1.16, 1.18 (with their meta/v1) and 1.20..1.23 (static pod UIDs), from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.13..1.16 (1.16's: 1.17's and 1.18's too), and the internal Pod graphs of 1.12..1.16, 1.18 and 1.20..1.25 (static pod UIDs; all but 1.12's with their meta/v1: 1.24 renames ObjectMeta.ClusterName, 1.25 drops it), from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
@@ -270,10 +270,18 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.16.15 --schema meta --out $(LEGACY_TYPES)/v116/meta/types.go
 	@$(CLI) gen-hash-schema --module-version v1.18.6 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v118/core/types.go
 	@$(CLI) gen-hash-schema --module-version v1.18.6 --schema meta --out $(LEGACY_TYPES)/v118/meta/types.go
-	@$(CLI) gen-hash-schema --module-version v1.20.15 --schema internal-core-pod --out $(LEGACY_TYPES)/v120/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.21.14 --schema internal-core-pod --out $(LEGACY_TYPES)/v121/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.22.17 --schema internal-core-pod --out $(LEGACY_TYPES)/v122/core/types.go
-	@$(CLI) gen-hash-schema --module-version v1.23.17 --schema internal-core-pod --out $(LEGACY_TYPES)/v123/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.20.15 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v120/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.20.15 --schema meta --out $(LEGACY_TYPES)/v120/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.21.14 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v121/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.21.14 --schema meta --out $(LEGACY_TYPES)/v121/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.22.17 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v122/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.22.17 --schema meta --out $(LEGACY_TYPES)/v122/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.23.17 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v123/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.23.17 --schema meta --out $(LEGACY_TYPES)/v123/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.24.17 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v124/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.24.17 --schema meta --out $(LEGACY_TYPES)/v124/meta/types.go
+	@$(CLI) gen-hash-schema --module-version v1.25.16 --schema internal-core-pod-meta --out $(LEGACY_TYPES)/v125/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.25.16 --schema meta --out $(LEGACY_TYPES)/v125/meta/types.go
 
 .PHONY: uid-goldens
 uid-goldens: $(TOOLCHAIN) ## Regenerate what the official go1.8.3-built 1.7 and 1.8 kubelets derive for the test manifests (static pod UIDs, container hashes): vanilla 1.7.5's and 1.8.15's own dumps rewritten into go1.8.3's layout

@@ -159,15 +159,24 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		fmt.Sprintf("--healthz-port=%d", cfg.HealthzPort),
 		"--sync-frequency=" + SyncFrequency.String(),
 		"--file-check-frequency=" + FileCheckFrequency.String(),
-		"--docker-endpoint=" + endpoint,
-		"--docker=" + endpoint,
 		fmt.Sprintf("--v=%d", v),
 	}
-	if cfg.DockershimRoot != "" {
-		args = append(args, "--experimental-dockershim-root-directory="+cfg.DockershimRoot)
-	}
-	if cfg.RuntimeEndpoint != "" {
-		args = append(args, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+	if Minor(cfg.Release) >= ShimFrom {
+		// No dockershim inside, nor its flags (unknown flags are fatal):
+		// the runtime is the shim (StartDockershim) at RuntimeEndpoint,
+		// which 1.24 no longer defaults.
+		if cfg.RuntimeEndpoint == "" {
+			return nil, fmt.Errorf("kubelet %s %s: no --container-runtime-endpoint (the dockershim it runs on)", cfg.Release, cfg.Variant)
+		}
+		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+	} else {
+		args = append(args, "--docker-endpoint="+endpoint, "--docker="+endpoint)
+		if cfg.DockershimRoot != "" {
+			args = append(args, "--experimental-dockershim-root-directory="+cfg.DockershimRoot)
+		}
+		if cfg.RuntimeEndpoint != "" {
+			args = append(args, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+		}
 	}
 	if cfg.CgroupRoot != "" {
 		args = append(args, "--cgroup-root="+cfg.CgroupRoot)
@@ -193,6 +202,71 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	// one). Memory stays guarded.
 	args = append(args, "--eviction-hard=memory.available<100Mi", "--image-gc-high-threshold=100", "--image-gc-low-threshold=99")
 	args = append(args, cfg.Args...)
+	return startDaemon(cfg, logPath, args)
+}
+
+// ShimFrom is the first minor whose kubelet has no dockershim inside: it
+// runs on 1.23.17's, served on its own (StartDockershim).
+const ShimFrom = 24
+
+// ShimRelease is the release whose dockershim the kubelets of 1.24+ run
+// on (versions.yaml series.shim; make dockershim).
+const ShimRelease = "1.23.17"
+
+// StartDockershim starts ShimRelease's dockershim of cfg.Variant on its
+// own, as an operator leaving dockershim runs it for a kubelet of 1.24 or
+// 1.25: the node's Docker endpoint, checkpoints (DockershimRoot) and CRI
+// socket (RuntimeEndpoint), the pod infra image and cgroup driver the
+// kubelets of 1.23 had, under the same shadow (it writes the network
+// plugin's kernel settings and the containers' log links under
+// /var/log/pods). cfg.Args are the shim's own flags (a network plugin).
+// It is a process like a kubelet: Stop, Log and Exited as the kubelet's.
+func StartDockershim(cfg KubeletConfig) (*Kubelet, error) {
+	if _, err := os.Stat(cfg.Binary); err != nil {
+		return nil, fmt.Errorf("dockershim %s %s not built (make dockershim VERSION=%s VARIANT=%s): %w", cfg.Release, cfg.Variant, cfg.Release, cfg.Variant, err)
+	}
+	if cfg.Shadow == "" || cfg.SysctlDir == "" || cfg.PodLogDir == "" || cfg.DockershimRoot == "" || cfg.RuntimeEndpoint == "" {
+		return nil, fmt.Errorf("dockershim %s %s: no sysctl or log shadow, root directory or endpoint of its own: it would use the machine's", cfg.Release, cfg.Variant)
+	}
+	runs.Lock()
+	runs.n++
+	n := runs.n
+	runs.Unlock()
+	logPath := filepath.Join(cfg.LogDir, fmt.Sprintf("dockershim-%02d-%s-%s.log", n, cfg.Release, cfg.Variant))
+	args := append([]string{
+		"--docker-endpoint=unix://" + cfg.DockerEndpoint,
+		"--container-runtime-endpoint=unix://" + cfg.RuntimeEndpoint,
+		"--experimental-dockershim-root-directory=" + cfg.DockershimRoot,
+		"--pod-infra-container-image=" + cfg.PauseImage,
+		"--cgroup-driver=cgroupfs",
+		"--v=4",
+	}, cfg.Args...)
+	k, err := startDaemon(cfg, logPath, args)
+	if err != nil {
+		return nil, err
+	}
+	// The kubelet dials the socket once at start: wait until it is served.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if done, err := k.Exited(); done {
+			return nil, fmt.Errorf("dockershim exited: %v\n%s", err, k.LogTail(20))
+		}
+		if strings.Contains(k.Log(), "Serving CRI v1alpha2") {
+			return k, nil
+		}
+		if time.Now().After(deadline) {
+			k.Stop()
+			return nil, fmt.Errorf("dockershim did not serve %s within 30s:\n%s", cfg.RuntimeEndpoint, k.LogTail(20))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startDaemon runs cfg.Binary with args under the shadow (a kubelet, or
+// the dockershim it runs on), logging to logPath, killed with the test
+// process. A kubelet dead in cAdvisor's start-up walk is started again
+// (cadvisorStartRace).
+func startDaemon(cfg KubeletConfig, logPath string, args []string) (*Kubelet, error) {
 	k := &Kubelet{Config: cfg, LogPath: logPath, exited: make(chan struct{})}
 	argv := append([]string{"exec", cfg.SysctlDir, cfg.RootDir, cfg.PodLogDir, "--", cfg.Binary}, args...)
 	start := func(header string) (*exec.Cmd, *os.File, error) {

@@ -47,6 +47,9 @@ type Node struct {
 	// the flag (up to 1.14): without it they refuse privileged static pods.
 	AllowPrivileged bool
 	kubelet         *Kubelet
+	// shim is the dockershim a kubelet of 1.24+ runs on (StartDockershim);
+	// it outlives the kubelets above it, as on a node.
+	shim *Kubelet
 }
 
 // NewNode prepares an empty node under dir on the e2e's own engine.
@@ -110,8 +113,21 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	if bin == "" {
 		bin = KubeletBinary(n.Root, release, variant)
 	}
+	pause := r.PauseImage
+	if Minor(release) >= ShimFrom {
+		// The shim's sandbox image, the one 1.23 ran the pods with (the
+		// kubelet's flag only keeps it from image GC).
+		shim, err := n.startShim(variant)
+		if err != nil {
+			return nil, err
+		}
+		pause = shim.Config.PauseImage
+	} else {
+		// 1.23 and older serve their own dockershim on the same socket.
+		n.StopShim()
+	}
 	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: bin,
-		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
+		PauseImage: pause, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
 		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
 		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir, KubeletOptions: opts})
 	if err != nil {
@@ -119,6 +135,43 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	}
 	n.kubelet = k
 	return k, nil
+}
+
+// startShim makes sure ShimRelease's dockershim of variant serves the
+// node (the patched kubelets run on the patched shim, the official ones
+// on the vanilla one): a running one of that variant is kept, as a
+// kubelet switch 1.24 <-> 1.25 keeps it.
+func (n *Node) startShim(variant string) (*Kubelet, error) {
+	if n.shim != nil {
+		if done, _ := n.shim.Exited(); !done && n.shim.Config.Variant == variant {
+			return n.shim, nil
+		}
+		n.StopShim()
+	}
+	r, err := LoadRelease(n.Root, ShimRelease)
+	if err != nil {
+		return nil, err
+	}
+	shim, err := StartDockershim(KubeletConfig{Release: ShimRelease, Variant: variant, Binary: ShimBinary(n.Root, variant),
+		PauseImage: r.PauseImage, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
+		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint,
+		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir})
+	if err != nil {
+		return nil, err
+	}
+	n.shim = shim
+	return shim, nil
+}
+
+// Shim is the running dockershim, if any.
+func (n *Node) Shim() *Kubelet { return n.shim }
+
+// StopShim stops the dockershim; the containers keep running.
+func (n *Node) StopShim() {
+	if n.shim != nil {
+		n.shim.Stop()
+		n.shim = nil
+	}
 }
 
 // Kubelet is the current kubelet, if any.
@@ -177,12 +230,13 @@ func newestByKey(list []Container) map[string]Container {
 	return out
 }
 
-// Cleanup stops the kubelet and removes every container, checkpoint,
+// Cleanup stops the kubelet and its shim and removes every container, checkpoint,
 // cgroup, log, mount and file the node made (the containers from the e2e's
 // own engine; checkpoints and pod logs are under Dir). It reports every
 // failure, not just the first.
 func (n *Node) Cleanup(ctx context.Context) error {
 	n.StopKubelet()
+	n.StopShim()
 	var errs []error
 	list, err := n.Docker.KubeContainers(ctx)
 	errs = append(errs, err)

@@ -58,6 +58,11 @@ func KubeletBinary(root, release, variant string) string {
 	return filepath.Join(root, "_output", release, variant, "bin", "linux", "amd64", "kubelet")
 }
 
+// ShimBinary is ShimRelease's dockershim of variant (make dockershim).
+func ShimBinary(root, variant string) string {
+	return filepath.Join(filepath.Dir(KubeletBinary(root, ShimRelease, variant)), "dockershim")
+}
+
 // ShadowScript runs a kubelet with the kernel settings it writes kept off
 // the machine (scripts/node/shadow-sysctls.sh).
 func ShadowScript(root string) string {

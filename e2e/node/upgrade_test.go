@@ -243,6 +243,10 @@ func expectCheckpoints(node *framework.Node, k *framework.Kubelet, s state, what
 		Expect(node.Checkpoint(id)).To(BeAnExistingFile(), "%s: the checkpoint of %s's sandbox %s is gone", what, pod, id)
 	}
 	Expect(k.CountLog(checkpointLost)).To(BeZero(), "%s: a checkpoint failed its checksum\n%s", what, k.LogTail(40))
+	// From 1.24 dockershim is a process of its own (the shim).
+	if shim := node.Shim(); shim != nil {
+		Expect(shim.CountLog(checkpointLost)).To(BeZero(), "%s: a checkpoint failed the shim's checksum\n%s", what, shim.LogTail(40))
+	}
 }
 
 // state is what must not change across kubelet switches.

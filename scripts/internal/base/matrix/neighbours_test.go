@@ -16,8 +16,10 @@ func TestNeighbours(t *testing.T) {
 		// 1.9's patched build writes 1.7's hashes and UIDs; 1.8 and 1.12
 		// are the releases beside it.
 		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.12.10"},
-		// The last dockershim release: 1.22 beside it, no baseline.
-		"1.23.17": {"1.22.17", "1.23.17"},
+		// The last dockershim release: 1.22 and 1.24 beside it, no baseline.
+		"1.23.17": {"1.22.17", "1.23.17", "1.24.17"},
+		// The newest: only the one before it.
+		"1.25.16": {"1.24.17", "1.25.16"},
 		// 1.7 is the baseline of 1.8's and 1.9's patched builds.
 		"1.7.5": {"1.7.5", "1.8.15", "1.9.11"},
 	} {

@@ -58,9 +58,6 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 	args := []string{
 		"--hostname-override=" + o.NodeName,
 		"--cgroup-driver=cgroupfs",
-		"--network-plugin=cni",
-		"--cni-bin-dir=" + NodeCNIBinDir,
-		"--cni-conf-dir=" + NodeCNIConfDir,
 		"--pod-manifest-path=" + NodeManifestDir,
 		"--pod-infra-container-image=" + pause,
 		// No registry: an image garbage-collected away cannot be pulled
@@ -70,6 +67,15 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 		// Only the memory signal: nodefs/imagefs are the host's disk.
 		"--eviction-hard=memory.available<100Mi",
 		"--v=" + strconv.Itoa(v),
+	}
+	if minor >= ShimFrom {
+		// 1.24 removed dockershim and its flags (an unknown flag is
+		// fatal): the network plugin is the shim's, 1.23.17's dockershim
+		// on its own, which the kubelet reaches over CRI at the socket
+		// 1.23's kubelet served (no default in 1.24).
+		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint="+NodeShimEndpoint)
+	} else {
+		args = append(args, "--network-plugin=cni", "--cni-bin-dir="+NodeCNIBinDir, "--cni-conf-dir="+NodeCNIConfDir)
 	}
 	// 1.15 removed the flag: privileged pods are allowed unless a pod
 	// security policy says otherwise (an unknown flag is fatal).
@@ -108,6 +114,13 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 	}
 	return append(args, o.Extra...), nil
 }
+
+// ShimFrom is the first minor whose kubelet has no dockershim inside.
+const ShimFrom = 24
+
+// NodeShimEndpoint is where a node's dockershim serves CRI, inside 1.23's
+// kubelet or on its own.
+const NodeShimEndpoint = "unix:///var/run/dockershim.sock"
 
 // HostHasSwap reports whether the machine has swap on (nodes share its kernel).
 func HostHasSwap() bool {

@@ -816,7 +816,8 @@ func execxRun(name string, args ...string) (string, error) {
 // stop at the first complaint, before it; from 1.10 the kubelet parses its
 // flags itself and, on a bad one, prints the usage and then the complaint
 // (klog.Fatal; from 1.21 a structured error line first, `E... "Failed to
-// parse kubelet flag" err="unknown flag: ..."`); kube-proxy (cobra) its
+// parse kubelet flag" err="unknown flag: ..."`; 1.25 only `E... "command
+// failed" err="failed to parse kubelet flag: ..."`); kube-proxy (cobra) its
 // description, then "Usage:", or "Error: ..." first. No usage text at all
 // is a complaint too (a binary that did not run, or printed something else).
 func flagError(out string) string {
@@ -832,7 +833,8 @@ func flagError(out string) string {
 			l = l[i+2:]
 		}
 		for _, bad := range []string{"Error:", "unknown flag", "unknown shorthand flag", "invalid argument",
-			"flag needs an argument", "bad flag syntax", "flag provided but not defined", `"Failed to parse kubelet flag"`} {
+			"flag needs an argument", "bad flag syntax", "flag provided but not defined", `"Failed to parse kubelet flag"`,
+			`"command failed" err="failed to parse kubelet flag`} {
 			if strings.HasPrefix(l, bad) {
 				return l
 			}

@@ -36,6 +36,16 @@ func TestKubeletArgs(t *testing.T) {
 	if !slices.Contains(a19, "--fail-swap-on=false") {
 		t.Errorf("1.9 with swap lacks --fail-swap-on=false: %v", a19)
 	}
+	// 1.24 has no dockershim inside: no network plugin flags (fatal
+	// there), the shim's socket instead.
+	a124, err := KubeletArgs("1.24.17", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(a124, func(s string) bool { return strings.HasPrefix(s, "--network-plugin") || strings.HasPrefix(s, "--cni-") }) ||
+		!slices.Contains(a124, "--container-runtime-endpoint=unix:///var/run/dockershim.sock") || !slices.Contains(a124, "--container-runtime=remote") {
+		t.Errorf("1.24's runtime flags: %v", a124)
+	}
 	if a19[len(a19)-1] != "--cluster-dns=10.96.0.10" {
 		t.Errorf("extra flags not last: %v", a19)
 	}

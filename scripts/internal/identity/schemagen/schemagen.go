@@ -33,8 +33,11 @@ type Schema struct {
 	// Files are where types.go lives in the trees, newest layout first.
 	Files []string
 	// Roots are the types the graph starts from.
-	Roots   []string
-	Package string
+	Roots []string
+	// OptionalRoots join Roots where the release declares them (meta/v1's
+	// Condition, which the internal core graph reaches from 1.24 on).
+	OptionalRoots []string
+	Package       string
 	// Siblings are other files of types.go's directory whose types join
 	// the graph (meta/v1's Time is declared in time.go).
 	Siblings []string
@@ -131,7 +134,9 @@ var Meta = Schema{
 		"staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go", // 1.8 - 1.14
 	},
 	Roots: MetaOfficial.Roots, Package: "v1", Siblings: []string{"time.go"},
-	What: "The meta/v1 ObjectMeta, LabelSelector, TypeMeta and Time graph",
+	// ServiceStatus.Conditions (1.24): apimachinery 0.19 added Condition.
+	OptionalRoots: []string{"Condition"},
+	What:          "The meta/v1 ObjectMeta, LabelSelector, TypeMeta and Time graph",
 }
 
 // Schemas lists every schema by its --schema name.
@@ -266,6 +271,11 @@ func (sc Schema) generate(srcs []srcFile, header, dir string) ([]byte, error) {
 	usedImports := map[string]bool{}
 	var unknown []string
 	queue := append([]string(nil), sc.Roots...)
+	for _, root := range sc.OptionalRoots {
+		if specs[root] != nil {
+			queue = append(queue, root)
+		}
+	}
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]

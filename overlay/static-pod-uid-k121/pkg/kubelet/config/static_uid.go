@@ -9,7 +9,7 @@ import (
 )
 
 // derivedUID is the UID of a static pod without metadata.uid: among the
-// UIDs the kubelets of 1.20..1.23 derive for it (legacyuid), the one its
+// UIDs the kubelets of 1.20..1.25 derive for it (legacyuid), the one its
 // sandbox already runs with on this node, else this release's own.
 func derivedUID(pod *api.Pod, source string, isFile bool, nodeName types.NodeName) types.UID {
 	ns := pod.Namespace

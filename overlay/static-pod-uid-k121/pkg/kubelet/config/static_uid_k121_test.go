@@ -20,7 +20,7 @@ import (
 )
 
 // The test manifests (overlay legacy-types) and what the vanilla kubelets
-// of 1.20.15..1.23.17 derive for them (testdata/vanilla-uids.json, written
+// of 1.20.15..1.25.16 derive for them (testdata/vanilla-uids.json, written
 // by each release's own cmd/podhash, not by this code).
 const (
 	manifestsDir = "../legacytypes/testdata/official"
@@ -171,7 +171,7 @@ func TestNewStaticPodGetsThisReleasesUID(t *testing.T) {
 	}
 }
 
-// A node runs a static pod under the UID whichever of 1.20..1.23 started
+// A node runs a static pod under the UID whichever of 1.20..1.25 started
 // it derived: this build keeps it under the one its sandbox runs with
 // (a running sandbox before a newer stopped one). For every test manifest
 // some release derives another UID than this one: the vanilla kubelet

@@ -1,4 +1,4 @@
-// Package legacyuid lists the UIDs the kubelets of 1.20 to 1.23 derive for
+// Package legacyuid lists the UIDs the kubelets of 1.20 to 1.25 derive for
 // a static pod without metadata.uid, so that switching between them keeps
 // the pod (package staticuid picks the one the node runs).
 //
@@ -10,12 +10,16 @@
 // Probe.TerminationGracePeriodSeconds, PodAffinityTerm.NamespaceSelector,
 // EphemeralVolumeSource; 1.22: PersistentVolumeClaimSpec.DataSourceRef,
 // WindowsSecurityContextOptions.HostProcess; 1.23: PodSpec.OS, the
-// ProbeHandler/LifecycleHandler split), and go-spew prints every field,
-// set or not: most pods get a new UID at each of these switches, and the
-// kubelet kills and starts them again. Here the pod is projected onto
-// each release's graph (overlay legacy-types v120..v123, generated from
-// that release's tree) and dumped under its type names. The official
-// binaries (go1.15.15, go1.16.15, go1.19.6) lay out times as this Go does.
+// ProbeHandler/LifecycleHandler split; 1.24: ObjectMeta.ClusterName
+// renamed ZZZ_DeprecatedClusterName, TopologySpreadConstraint.MinDomains;
+// 1.25: PodSecurityContext.HostUsers, ZZZ_DeprecatedClusterName gone, three
+// more TopologySpreadConstraint fields), and go-spew prints every field,
+// set or not: every pod gets a new UID at each of these switches, and the
+// kubelet kills and starts it again. Here the pod is projected onto each
+// release's graph (overlay legacy-types v120..v125, generated from that
+// release's tree, its ObjectMeta included) and dumped under its type
+// names. The official binaries (go1.15.15, go1.16.15, go1.19.6, go1.20.7,
+// go1.20.10) lay out times as this Go does.
 package legacyuid
 
 import (
@@ -33,6 +37,8 @@ import (
 	v121 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v121/core"
 	v122 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v122/core"
 	v123 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v123/core"
+	v124 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v124/core"
+	v125 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v125/core"
 	hashutil "k8s.io/kubernetes/pkg/util/hash"
 )
 
@@ -56,9 +62,11 @@ var Releases = []struct {
 	{"1.21", reflect.TypeOf(v121.Pod{}), true},
 	{"1.22", reflect.TypeOf(v122.Pod{}), true},
 	{"1.23", reflect.TypeOf(v123.Pod{}), true},
+	{"1.24", reflect.TypeOf(v124.Pod{}), true},
+	{"1.25", reflect.TypeOf(v125.Pod{}), true},
 }
 
-// Derivations returns the UIDs the kubelets of 1.20..1.23 derive for pod
+// Derivations returns the UIDs the kubelets of 1.20..1.25 derive for pod
 // (decoded, before applyDefaults): this release's own first (what a pod
 // that runs nowhere yet gets: 1.20's would bring back the duplicate UIDs
 // kubernetes#87461 ended), then the others oldest first; duplicates

@@ -21,7 +21,8 @@ import (
 // runs with (pkg/kubelet/config derivedUID). Bounded: a hung Docker must
 // not hold up the start (the inspect-deadline fix's failure), and the
 // runtime's own initialisation reports it anyway.
-func recordStaticPodSandboxes(opts *DockerOptions) {
+func recordStaticPodSandboxes(deps *Dependencies) {
+	opts := deps.DockerOptions
 	if opts == nil {
 		return
 	}

@@ -71,7 +71,7 @@ preflight: $(TOOLCHAIN) ## Which containers a switch recreates: make preflight F
 	  --docker-endpoint "$(NODE)" --format "$(or $(FORMAT),table)" $(POD_FLAGS)
 
 .PHONY: smoke
-smoke: $(TOOLCHAIN) ## Check a built kubelet starts cAdvisor and dials Docker: make smoke VERSION=1.9.11 [VARIANT=...]
+smoke: $(TOOLCHAIN) ## Check a built kubelet starts cAdvisor and dials its runtime (Docker; from 1.24 the CRI endpoint of its dockershim): make smoke VERSION=1.9.11 [VARIANT=...]
 	@$(CLI) smoke --release "$(VERSION)" --variant "$(VARIANT)"
 
 .PHONY: releases

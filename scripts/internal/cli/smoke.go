@@ -26,7 +26,7 @@ func newSmokeCmd(s Streams, g *globals) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("smoke test of %s: %w", bin, err)
 			}
-			fmt.Fprintf(s.Out, "ok  %s: version %s, cAdvisor started, dialled docker\n", bin, rep.Version)
+			fmt.Fprintf(s.Out, "ok  %s: version %s, cAdvisor started, dialled its runtime endpoint\n", bin, rep.Version)
 			return nil
 		},
 	}

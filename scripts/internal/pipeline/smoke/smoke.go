@@ -1,9 +1,10 @@
 // Package smoke proves a built kubelet really starts: `--version` alone
 // says nothing about whether cAdvisor was compiled in (without cgo, 1.7
 // and 1.9 die later with "cAdvisor is unsupported in this build"). So the
-// kubelet is started against a Docker endpoint of our own, a unix socket
-// on which nothing answers, and must get as far as starting cAdvisor and
-// dialling that socket.
+// kubelet is started against a runtime endpoint of our own, a unix socket
+// on which nothing answers (Docker's up to 1.23, the CRI endpoint of the
+// dockershim it runs on from 1.24), and must get as far as starting
+// cAdvisor and dialling that socket.
 package smoke
 
 import (
@@ -83,11 +84,16 @@ func Run(ctx context.Context, binary, want, shadow string, timeout time.Duration
 		}
 	}()
 
-	kubelet, err := execx.Start(ctx, execx.Cmd{Name: shadow, Args: []string{
+	runtime := []string{"--docker-endpoint=unix://" + sock, "--docker=unix://" + sock}
+	if semver.Compare(semver.MajorMinor(rep.Version), "v1.24") >= 0 {
+		// No dockershim inside, nor its flags: the kubelet dials the CRI
+		// endpoint its shim would serve.
+		runtime = []string{"--container-runtime=remote", "--container-runtime-endpoint=unix://" + sock}
+	}
+	kubelet, err := execx.Start(ctx, execx.Cmd{Name: shadow, Args: append([]string{
 		"exec", filepath.Join(dir, "sysctls"), root, "--", binary,
 		"--root-dir=" + root, "--pod-manifest-path=" + filepath.Join(dir, "manifests"),
-		"--cgroup-driver=cgroupfs", "--hostname-override=smoke", "--read-only-port=0",
-		"--docker-endpoint=unix://" + sock, "--docker=unix://" + sock, "--v=2"}, Timeout: timeout})
+		"--cgroup-driver=cgroupfs", "--hostname-override=smoke", "--read-only-port=0", "--v=2"}, runtime...), Timeout: timeout})
 	if err != nil {
 		return rep, err
 	}
@@ -111,7 +117,7 @@ func Run(ctx context.Context, binary, want, shadow string, timeout time.Duration
 	case !rep.CAdvisorStarted:
 		return rep, fmt.Errorf("kubelet never logged %q:\n%s", cadvisorStarted, tail(rep.Log, 20))
 	case !rep.DockerDialled:
-		return rep, fmt.Errorf("kubelet never dialled its docker endpoint within %s:\n%s", timeout, tail(rep.Log, 20))
+		return rep, fmt.Errorf("kubelet never dialled its runtime endpoint within %s:\n%s", timeout, tail(rep.Log, 20))
 	}
 	return rep, nil
 }

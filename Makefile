@@ -26,6 +26,10 @@ kubelet: $(TOOLCHAIN) ## Build the kubelet: make kubelet VERSION=1.9.11 [VARIANT
 dockershim: $(TOOLCHAIN) ## Build the standalone dockershim (with its kubelet, one target) for kubelets 1.24/1.25: make dockershim VERSION=1.23.17 [VARIANT=patched|vanilla]
 	@$(CLI) dockershim --release "$(VERSION)" --variant "$(VARIANT)" --source-zip "$(KUBE_SOURCE_ZIP)"
 
+.PHONY: switch-node
+switch-node: $(TOOLCHAIN) ## Move a kubeadm node's kubelet 1.23 onto 1.23.17's dockershim served on its own, for kubelet 1.24/1.25: make switch-node TO=1.24.17 [NODE_ROOT=/] [APPLY=1 | BACK=1] (without APPLY: the plan and every file it writes)
+	@$(CLI) switch-node --to "$(TO)" --node-root "$(or $(NODE_ROOT),/)" $(if $(APPLY),--apply) $(if $(BACK),--back)
+
 .PHONY: control-plane
 control-plane: $(TOOLCHAIN) ## Build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, kube-proxy: make control-plane VERSION=1.9.11
 	@$(CLI) control-plane --release "$(VERSION)" --source-zip "$(KUBE_SOURCE_ZIP)"

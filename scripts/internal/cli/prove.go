@@ -177,7 +177,7 @@ func (p *prover) build(ctx context.Context, t plan.Target) bool {
 		p.fail("%s: smoke test: %v", t.Key, err)
 		return true
 	}
-	fmt.Fprintf(p.s.Out, "ok  %s: version %s, cAdvisor started, dialled docker\n", t.Key, rep.Version)
+	fmt.Fprintf(p.s.Out, "ok  %s: version %s, cAdvisor started, dialled its runtime endpoint\n", t.Key, rep.Version)
 	return true
 }
 

@@ -69,6 +69,7 @@ func newRoot(s Streams, logs *textlogger.Config) *cobra.Command {
 	cmd.AddCommand(
 		newKubeletCmd(s, g),
 		newDockershimCmd(s, g),
+		newSwitchNodeCmd(s),
 		newControlPlaneCmd(s, g),
 		newConformanceSuiteCmd(s, g),
 		newLockCmd(s, g),

@@ -41,6 +41,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/cluster/controlplane"
+	"kubelet-toolchain/scripts/internal/migrate"
 	"kubelet-toolchain/tools/docker"
 	"kubelet-toolchain/tools/execx"
 	"kubelet-toolchain/tools/poll"
@@ -804,6 +805,97 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 			t.Errorf("kube-proxy %s: an unknown flag went unnoticed: %.200q", cp, out)
 		}
 	}
+}
+
+// TestSwitchNodeFlagsAccepted: the flags toolchain switch-node writes for
+// a kubeadm 1.23 node (kubeadm's network plugin and pause image, an
+// operator's node IP, CNI dir and hairpin mode, the cgroup driver in the
+// config file) are accepted by every built kubelet of 1.24+ they are for,
+// and the shim's by 1.23.17's dockershim of each variant, as the kubelets'
+// flags are checked above.
+func TestSwitchNodeFlagsAccepted(t *testing.T) {
+	root := repoRoot()
+	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := migrate.Node{Root: t.TempDir()}
+	for p, data := range map[string]string{
+		migrate.KubeadmFlagsFile:  `KUBELET_KUBEADM_ARGS="--network-plugin=cni --pod-infra-container-image=k8s.gcr.io/pause:3.6"` + "\n",
+		"/etc/default/kubelet":    "KUBELET_EXTRA_ARGS=--node-ip=10.0.0.5 --cni-bin-dir=/opt/cni/bin --hairpin-mode=hairpin-veth\n",
+		migrate.KubeletConfigFile: "cgroupDriver: systemd\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(node.Root, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(node.Root, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onlyBuilt := os.Getenv("NODES_E2E_TARGETS") == "built"
+	checked := 0
+	for _, r := range m.Releases {
+		if r.Version().Minor < migrate.ShimFrom {
+			continue
+		}
+		p, err := node.PlanSwitch(r.Release, r.Version().Minor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args []string
+		for _, f := range p.Files {
+			for _, name := range []string{"KUBELET_KUBEADM_ARGS", "KUBELET_EXTRA_ARGS"} {
+				if v, ok := migrate.ReadVar(f.Data, name); ok {
+					args = append(args, strings.Fields(v)...)
+				}
+			}
+		}
+		for _, variant := range []string{"patched", "vanilla"} {
+			bin := filepath.Join(root, "_output", r.Release, variant, "bin", "linux", "amd64", "kubelet")
+			if _, err := os.Stat(bin); err != nil && onlyBuilt {
+				continue
+			}
+			bin = kubeletBinary(t, root, r.Release, variant)
+			out, _ := execxRun(bin, append(args, "--help")...)
+			if bad := flagError(out); bad != "" {
+				t.Errorf("kubelet %s/%s rejects what switch-node writes %v: %s", r.Release, variant, args, bad)
+			}
+			checked++
+		}
+		for _, f := range p.Files {
+			shimArgs, ok := migrate.ReadVar(f.Data, "DOCKERSHIM_ARGS")
+			if !ok {
+				continue
+			}
+			for _, variant := range []string{"patched", "vanilla"} {
+				shim := filepath.Join(root, "_output", "1.23.17", variant, "bin", "linux", "amd64", "dockershim")
+				if _, err := os.Stat(shim); err != nil {
+					if !onlyBuilt {
+						t.Errorf("no dockershim at %s (%v): make dockershim VERSION=1.23.17 VARIANT=%s builds it", shim, err, variant)
+					}
+					continue
+				}
+				out, _ := execxRun(shim, append(strings.Fields(shimArgs), "--help")...)
+				if bad := flagError(out); bad != "" {
+					t.Errorf("dockershim 1.23.17/%s rejects what switch-node writes for %s (%s): %s", variant, r.Release, shimArgs, bad)
+				}
+				if out, _ := execxRun(shim, "--no-such-flag", "--help"); flagError(out) == "" {
+					t.Errorf("dockershim 1.23.17/%s: an unknown flag went unnoticed: %.200q", variant, out)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		if !onlyBuilt {
+			t.Fatal("no kubelet of 1.24+ or shim checked")
+		}
+		// CI's run builds only what its specs name: the shards of 1.24.17
+		// and 1.25.16 build these.
+		t.Log("no kubelet of 1.24+ built here (NODES_E2E_TARGETS=built): nothing to check")
+		return
+	}
+	t.Logf("%d kubelets and shims accept what switch-node writes", checked)
 }
 
 func execxRun(name string, args ...string) (string, error) {

@@ -98,6 +98,17 @@ var runs struct {
 	n int
 }
 
+// nextLog is the log of the next process the framework starts,
+// <what>-<n>-<release>-<variant>.log in cfg.LogDir: numbered in start
+// order across kubelets and shims.
+func nextLog(cfg KubeletConfig, what string) string {
+	runs.Lock()
+	runs.n++
+	n := runs.n
+	runs.Unlock()
+	return filepath.Join(cfg.LogDir, fmt.Sprintf("%s-%02d-%s-%s.log", what, n, cfg.Release, cfg.Variant))
+}
+
 // StartKubelet starts a kubelet in standalone mode. The process is killed
 // if the test process dies (Pdeathsig); callers register Stop with
 // DeferCleanup right away.
@@ -113,11 +124,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 			return nil, err
 		}
 	}
-	runs.Lock()
-	runs.n++
-	n := runs.n
-	runs.Unlock()
-	logPath := filepath.Join(cfg.LogDir, fmt.Sprintf("kubelet-%02d-%s-%s.log", n, cfg.Release, cfg.Variant))
+	logPath := nextLog(cfg, "kubelet")
 	v := cfg.Verbosity
 	if v == 0 {
 		v = 4
@@ -228,11 +235,7 @@ func StartDockershim(cfg KubeletConfig) (*Kubelet, error) {
 	if cfg.Shadow == "" || cfg.SysctlDir == "" || cfg.PodLogDir == "" || cfg.DockershimRoot == "" || cfg.RuntimeEndpoint == "" {
 		return nil, fmt.Errorf("dockershim %s %s: no sysctl or log shadow, root directory or endpoint of its own: it would use the machine's", cfg.Release, cfg.Variant)
 	}
-	runs.Lock()
-	runs.n++
-	n := runs.n
-	runs.Unlock()
-	logPath := filepath.Join(cfg.LogDir, fmt.Sprintf("dockershim-%02d-%s-%s.log", n, cfg.Release, cfg.Variant))
+	logPath := nextLog(cfg, "dockershim")
 	args := append([]string{
 		"--docker-endpoint=unix://" + cfg.DockerEndpoint,
 		"--container-runtime-endpoint=unix://" + cfg.RuntimeEndpoint,

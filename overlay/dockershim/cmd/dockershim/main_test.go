@@ -17,6 +17,8 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 
@@ -95,5 +97,21 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		if err := run(kf, kc); err == nil || !strings.Contains(err.Error(), flag) {
 			t.Errorf("%s=%s: run returned %v, want an error naming the flag", flag, value, err)
 		}
+	}
+}
+
+// //go:debug lines count only in a main package, so the shim carries its
+// own copy of the defaults series' file: it must stay the kubelet's.
+func TestGodebugIsTheKubelets(t *testing.T) {
+	shim, err := os.ReadFile("zz_godebug.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubelet, err := os.ReadFile("../kubelet/zz_godebug.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shim, kubelet) {
+		t.Fatal("cmd/dockershim/zz_godebug.go differs from cmd/kubelet/zz_godebug.go (series.defaults): copy it into overlay/dockershim")
 	}
 }

@@ -41,10 +41,10 @@ func KubeletTarget(o Options) *Target {
 	// One target, so neither build replaces the bin directory without the
 	// other (a build swaps the whole directory in).
 	if r.Series.Shim != "" {
+		// The shim series carries its own copy of the defaults series'
+		// //go:debug file (they count only in a main package), so the
+		// Debian source builds it as this target does.
 		t.Outputs = append(t.Outputs, output("dockershim"))
-		// The defaults series' //go:debug lines count only in a main
-		// package: the shim gets its own copy, as each control-plane command.
-		t.Generate = []Step{godebugStep([]ControlPlaneCommand{{Name: "dockershim", Package: "cmd/dockershim"}})}
 	}
 	return t
 }

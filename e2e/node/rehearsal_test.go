@@ -201,6 +201,12 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 //     static pod UID changes.
 //   - 1.15 -> 1.16 on the 1.17.17 control plane: 1.16 hashes the JSON of
 //     the container, so vanilla 1.16.15 recreates every pod.
+//
+// And the way out of dockershim:
+//   - 1.23 -> 1.24 on the 1.25.16 control plane: each node's kubelet on
+//     1.23.17's dockershim served on its own from its first switch to
+//     1.24.17, and on its own dockershim again at each switch back (static
+//     pod UIDs change, nothing else).
 var (
 	_ = describeRehearsal("1.13.12", "1.12.10", "1.13.12", "hang")
 	_ = describeRehearsal("1.15.12", "1.13.12", "1.14.10", "")
@@ -208,6 +214,7 @@ var (
 	_ = describeRehearsal("1.18.6", "1.18.6", "1.18.6", "orphan")
 	_ = describeRehearsal("1.22.17", "1.20.15", "1.21.14", "orphan")
 	_ = describeRehearsal("1.23.17", "1.22.17", "1.23.17", "hang")
+	_ = describeRehearsal("1.25.16", "1.23.17", "1.24.17", "")
 )
 
 // describeRehearsal: FROM -> patched TO on cp's control plane, with fault

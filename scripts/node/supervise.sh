@@ -9,16 +9,22 @@
 #   supervise.sh kubelet RELEASE VARIANT BINARY ARGS...
 #       stops the running kubelet (only it: dockerd and the pods' containers
 #       keep running) and starts BINARY with ARGS; prints
-#       "old=<pid|0> pid=<pid> log=<file>" once the new one runs
+#       "old=<pid|0> pid=<pid> log=<file>" once the new one runs; a kubelet
+#       of 1.23 or older serves its own dockershim: a standalone one is
+#       stopped between the two
 #   supervise.sh kube-proxy BINARY ARGS...           the same for kube-proxy
-#   supervise.sh stop-kubelet                        stops the running kubelet only;
+#   supervise.sh shim BINARY ARGS...                 the standalone dockershim a
+#       kubelet of 1.24+ runs on: kept if it runs as asked, else (re)started;
+#       prints "old=.. pid=.. log=.." once it serves CRI
+#   supervise.sh stop-kubelet | stop-shim            stops that one only;
 #       prints "old=<pid|0>"
-#   supervise.sh status                              kubelet=<pid|0> kube-proxy=<pid|0>
+#   supervise.sh status                              kubelet=<pid|0> kube-proxy=<pid|0> shim=<pid|0>
 #
 # Environment (set at create): NODE_NAME, DOCKER_BIP, CLUSTER_CIDR, RUNC_CLAMP
 # (a runc wrapper to register as dockerd's default runtime, or empty).
 # Logs go to /var/log/node (a host directory): supervise.log, dockerd.log, one
-# kubelet-<nn>-<release>-<variant>.log per kubelet run, kube-proxy-<nn>.log.
+# kubelet-<nn>-<release>-<variant>.log per kubelet run, kube-proxy-<nn>.log,
+# dockershim-<nn>.log.
 set -euo pipefail
 
 STATE=/run/node
@@ -184,8 +190,9 @@ boot)
 	log "node set up; starting dockerd"
 	start_dockerd
 	# The node lives as long as its dockerd; on SIGTERM (docker stop) the
-	# kubelet and kube-proxy go first, then dockerd stops the containers.
-	trap 'stop_pidfile $STATE/kubelet.pid >/dev/null; stop_pidfile $STATE/kube-proxy.pid >/dev/null; kill -TERM $(cat $STATE/dockerd.pid) 2>/dev/null' TERM INT
+	# kubelet, its shim and kube-proxy go first, then dockerd stops the
+	# containers.
+	trap 'stop_pidfile $STATE/kubelet.pid >/dev/null; stop_pidfile $STATE/dockershim.pid >/dev/null; stop_pidfile $STATE/kube-proxy.pid >/dev/null; kill -TERM $(cat $STATE/dockerd.pid) 2>/dev/null' TERM INT
 	wait "$(cat "$STATE/dockerd.pid")" || true
 	wait "$(cat "$STATE/dockerd.pid")" 2>/dev/null || true
 	log "dockerd exited"
@@ -197,6 +204,18 @@ kubelet)
 	(($# >= 3)) || die "usage: $0 kubelet RELEASE VARIANT BINARY ARGS..."
 	release=$2 variant=$3 bin=$4
 	shift 4
+	minor=${release#*.} minor=${minor%%.*}
+	if ((minor < 24)) && [[ $(pid_or_0 dockershim) != 0 ]]; then
+		# A kubelet of 1.23 or older serves dockershim itself, on the
+		# socket the standalone shim holds: the old kubelet goes, then
+		# the shim, then the new kubelet starts.
+		old=$(stop_pidfile "$STATE/kubelet.pid")
+		rm -f "$STATE/dockershim.cmd"
+		log "dockershim (pid $(stop_pidfile "$STATE/dockershim.pid")) stopped for kubelet $release"
+		out=$(start_component kubelet "$LOGS/kubelet-$(next_run kubelet)-$release-$variant.log" "$bin" "$@")
+		echo "old=$old ${out#old=0 }"
+		exit 0
+	fi
 	start_component kubelet "$LOGS/kubelet-$(next_run kubelet)-$release-$variant.log" "$bin" "$@"
 	;;
 kube-proxy)
@@ -205,13 +224,42 @@ kube-proxy)
 	shift 2
 	start_component kube-proxy "$LOGS/kube-proxy-$(next_run kube-proxy).log" "$bin" "$@"
 	;;
+shim)
+	(($# >= 2)) || die "usage: $0 shim BINARY ARGS..."
+	bin=$2
+	shift 2
+	# A shim serving as asked is kept: the kubelets 1.24 <-> 1.25 switch
+	# on it, as a node does.
+	want="$(readlink -f "$bin") $*"
+	pid=$(pid_or_0 dockershim)
+	if [[ $pid != 0 && $(cat "$STATE/dockershim.cmd" 2>/dev/null) == "$want" ]]; then
+		echo "old=$pid pid=$pid log=$(cat "$STATE/dockershim.log")"
+		exit 0
+	fi
+	logf=$LOGS/dockershim-$(next_run dockershim).log
+	out=$(start_component dockershim "$logf" "$bin" "$@")
+	echo "$want" >"$STATE/dockershim.cmd"
+	echo "$logf" >"$STATE/dockershim.log"
+	# A kubelet dials its runtime once at start: return once it is served.
+	deadline=$((SECONDS + 30))
+	until grep -q "Serving CRI v1alpha2" "$logf"; do
+		[[ -d /proc/$(cat "$STATE/dockershim.pid") ]] || { log "dockershim exited; last lines of $logf:"; tail -n 20 "$logf" >&2; exit 1; }
+		((SECONDS < deadline)) || die "dockershim did not serve CRI within 30s (see $logf)"
+		sleep 0.05
+	done
+	echo "$out"
+	;;
 stop-kubelet)
 	echo "old=$(stop_pidfile "$STATE/kubelet.pid")"
 	;;
+stop-shim)
+	rm -f "$STATE/dockershim.cmd"
+	echo "old=$(stop_pidfile "$STATE/dockershim.pid")"
+	;;
 status)
-	echo "kubelet=$(pid_or_0 kubelet) kube-proxy=$(pid_or_0 kube-proxy)"
+	echo "kubelet=$(pid_or_0 kubelet) kube-proxy=$(pid_or_0 kube-proxy) shim=$(pid_or_0 dockershim)"
 	;;
 *)
-	die "usage: $0 boot|ready|kubelet|kube-proxy|stop-kubelet|status"
+	die "usage: $0 boot|ready|kubelet|kube-proxy|shim|stop-kubelet|stop-shim|status"
 	;;
 esac

@@ -10,10 +10,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-)
 
-// ShimFrom is the first minor whose kubelet has no dockershim inside.
-const ShimFrom = 24
+	"kubelet-toolchain/scripts/internal/base/matrix"
+)
 
 // Endpoint is where 1.23's kubelet served dockershim by default, and where
 // the shim serves it for the kubelets after it.
@@ -107,7 +106,7 @@ func Classify(f Flag, to int) (Where, string) {
 	case slices.Contains(shared, f.Name):
 		return Both, ""
 	}
-	for minor := ShimFrom; minor <= to; minor++ {
+	for minor := matrix.ShimFrom; minor <= to; minor++ {
 		if slices.Contains(removed[minor], f.Name) {
 			return Refused, fmt.Sprintf("--%s: removed in 1.%d with no successor (take it out, then run again)", f.Name, minor)
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 // A kubeadm node's files (kubeadm 1.11+: its drop-in reads the first two
@@ -157,7 +158,7 @@ type kubeletConfig struct {
 // dockershim to release (minor to, 24 or 25) on the shim. Every flag it
 // cannot carry over is named in the error, and nothing is planned.
 func (n Node) PlanSwitch(release string, to int) (*Plan, error) {
-	if to < ShimFrom || to > 25 {
+	if to < matrix.ShimFrom || to > 25 {
 		return nil, fmt.Errorf("release %s: the switch leads from 1.23 to 1.24 or 1.25", release)
 	}
 	backups, err := n.backups()

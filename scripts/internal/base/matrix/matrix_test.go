@@ -197,8 +197,20 @@ func TestControlPlaneSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range m.Releases {
-		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.22.17", "1.23.17"}, r.Release) {
+		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.22.17", "1.23.17", "1.25.16"}, r.Release) {
 			t.Errorf("release %s: controlPlane %q", r.Release, r.Series.ControlPlane)
+		}
+	}
+	// 1.24+ run on 1.23.17's dockershim, the only release building one.
+	if sr, err := m.ShimRelease(); err != nil || sr.Release != "1.23.17" {
+		t.Errorf("ShimRelease = %v, %v", sr, err)
+	}
+	for _, c := range []struct {
+		release string
+		shim    bool
+	}{{"1.23.17", false}, {"1.24.17", true}, {"1.25.16", true}} {
+		if r, _ := m.Lookup(c.release); r.RunsOnShim() != c.shim {
+			t.Errorf("%s RunsOnShim = %v", c.release, !c.shim)
 		}
 	}
 	r, _ := m.Lookup("1.9.11")

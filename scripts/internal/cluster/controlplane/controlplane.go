@@ -237,9 +237,14 @@ func (cp *ControlPlane) apiServer() daemon {
 	p := cp.pki
 	// From 1.20 the API server issues bound service account tokens and
 	// requires their issuer and signing key.
-	var saIssuer []string
+	var extra []string
 	if cp.minor() >= 20 {
-		saIssuer = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
+		extra = []string{"--service-account-issuer=https://kubernetes.default.svc.cluster.local", "--service-account-signing-key-file=" + p("sa.key")}
+	}
+	// 1.24 removed the insecure port (an unknown flag is fatal); before,
+	// it served on 8080 unless turned off.
+	if cp.minor() < 24 {
+		extra = append(extra, "--insecure-port=0")
 	}
 	return daemon{
 		name: "kube-apiserver", bin: cp.bin("kube-apiserver"),
@@ -249,7 +254,7 @@ func (cp *ControlPlane) apiServer() daemon {
 			"--etcd-certfile=" + p("apiserver-etcd-client.crt"), "--etcd-keyfile=" + p("apiserver-etcd-client.key"),
 			"--anonymous-auth=false", "--profiling=false",
 			"--bind-address=" + cp.Address, "--advertise-address=" + cp.Address,
-			fmt.Sprintf("--secure-port=%d", cp.Ports.API), "--insecure-port=0",
+			fmt.Sprintf("--secure-port=%d", cp.Ports.API),
 			"--tls-cert-file=" + p("apiserver.crt"), "--tls-private-key-file=" + p("apiserver.key"),
 			"--client-ca-file=" + p("ca.crt"),
 			"--service-account-key-file=" + p("sa.pub"),
@@ -263,7 +268,7 @@ func (cp *ControlPlane) apiServer() daemon {
 			"--kubelet-preferred-address-types=InternalIP",
 			"--cert-dir=" + filepath.Join(cp.Layout.Run(), "apiserver-certs"),
 			"--v=1",
-		}, saIssuer...),
+		}, extra...),
 		health: cp.Server() + "/healthz",
 	}
 }
@@ -308,17 +313,21 @@ func (cp *ControlPlane) scheduler() daemon {
 // 1.22 both serve health over TLS only, with certificates from the
 // cluster CA, authenticating and authorizing by the API server, as
 // kubeadm runs them; /healthz is among their always-allowed paths.
-// --port=0 still: 1.22's scheduler would otherwise serve plain HTTP on
-// every address at 10251.
+// --port=0 still through 1.23: 1.22's scheduler would otherwise serve
+// plain HTTP on every address at 10251; 1.24 removed the flag.
 func (cp *ControlPlane) health(name string, port int) ([]string, string) {
 	p := cp.pki
 	switch m := cp.minor(); {
 	case m >= 22:
-		return []string{
-			"--port=0", "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
+		args := []string{
+			"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", port),
 			"--tls-cert-file=" + p(name+"-serving.crt"), "--tls-private-key-file=" + p(name+"-serving.key"),
 			"--authentication-kubeconfig=" + p(name+".kubeconfig"), "--authorization-kubeconfig=" + p(name+".kubeconfig"),
-		}, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
+		}
+		if m < 24 { // 1.24 removed --port (an unknown flag is fatal)
+			args = append(args, "--port=0")
+		}
+		return args, fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
 	case m >= 12:
 		return []string{"--address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--secure-port=0"}, fmt.Sprintf("http://127.0.0.1:%d/healthz", port)
 	default:

@@ -68,14 +68,14 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 		"--eviction-hard=memory.available<100Mi",
 		"--v=" + strconv.Itoa(v),
 	}
-	if minor >= ShimFrom {
+	if minor >= matrix.ShimFrom {
 		// 1.24 removed dockershim and its flags (an unknown flag is
-		// fatal): the network plugin is the shim's, 1.23.17's dockershim
-		// on its own, which the kubelet reaches over CRI at the socket
-		// 1.23's kubelet served (no default in 1.24).
+		// fatal): the network plugin is the shim's (ShimArgs), which the
+		// kubelet reaches over CRI at the socket 1.23's kubelet served
+		// (no default in 1.24).
 		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint="+NodeShimEndpoint)
 	} else {
-		args = append(args, "--network-plugin=cni", "--cni-bin-dir="+NodeCNIBinDir, "--cni-conf-dir="+NodeCNIConfDir)
+		args = append(args, networkPluginArgs...)
 	}
 	// 1.15 removed the flag: privileged pods are allowed unless a pod
 	// security policy says otherwise (an unknown flag is fatal).
@@ -115,8 +115,28 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 	return append(args, o.Extra...), nil
 }
 
-// ShimFrom is the first minor whose kubelet has no dockershim inside.
-const ShimFrom = 24
+// networkPluginArgs are dockershim's network settings on a node: in the
+// kubelet through 1.23, in the shim from 1.24.
+var networkPluginArgs = []string{"--network-plugin=cni", "--cni-bin-dir=" + NodeCNIBinDir, "--cni-conf-dir=" + NodeCNIConfDir}
+
+// ShimArgs are the flags of the standalone dockershim a kubelet of 1.24+
+// runs on: the network plugin, cgroup driver and sandbox image 1.23's
+// kubelet had on the node (KubeletArgs), so the sandboxes it made keep
+// their IPs. dockerEndpoint is the engine's socket in the node ("": the
+// node's dockerd), pause the sandbox image (the shim's, not the kubelet's,
+// decides it).
+func ShimArgs(pause, dockerEndpoint string) []string {
+	args := append([]string{
+		"--container-runtime-endpoint=" + NodeShimEndpoint,
+		"--cgroup-driver=cgroupfs",
+		"--pod-infra-container-image=" + pause,
+		"--v=2",
+	}, networkPluginArgs...)
+	if dockerEndpoint != "" {
+		args = append(args, "--docker-endpoint="+dockerEndpoint)
+	}
+	return args
+}
 
 // NodeShimEndpoint is where a node's dockershim serves CRI, inside 1.23's
 // kubelet or on its own.
@@ -143,6 +163,16 @@ type Kubelet struct {
 	Binary string
 	// Args are its flags (KubeletArgs).
 	Args []string
+	// Shim is the standalone dockershim it runs on: required from 1.24,
+	// none before (a kubelet of 1.23 or older serves its own).
+	Shim *Shim
+}
+
+// Shim is a standalone dockershim (make dockershim) on a node.
+type Shim struct {
+	Release, Variant string
+	Binary           string   // on the host
+	Args             []string // ShimArgs
 }
 
 // Run is one started kubelet or kube-proxy.
@@ -168,7 +198,26 @@ func (n *Node) StartKubelet(ctx context.Context, k Kubelet) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("%s: %w", what, err)
 	}
+	minor, err := minorOf(k.Release)
+	if err != nil {
+		return Run{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if (k.Shim != nil) != (minor >= matrix.ShimFrom) {
+		return Run{}, fmt.Errorf("%s: a kubelet runs on a standalone dockershim from 1.%d on, and only then", what, matrix.ShimFrom)
+	}
 	start := time.Now()
+	old := -1
+	if k.Shim != nil {
+		// The old kubelet goes first: a kubelet of 1.23 serves its own
+		// dockershim on the socket the shim takes.
+		if old, err = n.StopKubelet(ctx); err != nil {
+			return Run{}, fmt.Errorf("%s: %w", what, err)
+		}
+		if err := n.startShim(ctx, *k.Shim); err != nil {
+			return Run{}, fmt.Errorf("%s: %w", what, err)
+		}
+	}
+	// The supervisor stops a shim before a kubelet of 1.23 or older.
 	out, err := n.Exec(ctx, append([]string{supervisor, "kubelet", k.Release, k.Variant, inNode}, k.Args...)...)
 	if err != nil {
 		return Run{}, fmt.Errorf("%s: %w", what, err)
@@ -177,9 +226,34 @@ func (n *Node) StartKubelet(ctx context.Context, k Kubelet) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("%s: %w", what, err)
 	}
+	if old >= 0 {
+		r.OldPID = old
+	}
 	r.Release, r.Variant, r.Started, r.Took = k.Release, k.Variant, start, time.Since(start)
 	klog.Infof("%s started (pid %d, replaced %d) in %s", what, r.PID, r.OldPID, r.Took.Round(10*time.Millisecond))
 	return r, nil
+}
+
+// startShim starts s on the node, or keeps the shim running as s asks.
+func (n *Node) startShim(ctx context.Context, s Shim) error {
+	inNode, err := n.cluster.stage(s.Binary, filepath.Join(s.Release, s.Variant, "dockershim"))
+	if err != nil {
+		return err
+	}
+	out, err := n.Exec(ctx, append([]string{supervisor, "shim", inNode}, s.Args...)...)
+	if err != nil {
+		return fmt.Errorf("dockershim %s/%s: %w", s.Release, s.Variant, err)
+	}
+	r, err := n.parseRun(out)
+	if err != nil {
+		return fmt.Errorf("dockershim %s/%s: %w", s.Release, s.Variant, err)
+	}
+	if r.OldPID == r.PID {
+		klog.Infof("node %s: dockershim %s/%s kept (pid %d)", n.Name, s.Release, s.Variant, r.PID)
+	} else {
+		klog.Infof("node %s: dockershim %s/%s started (pid %d, replaced %d)", n.Name, s.Release, s.Variant, r.PID, r.OldPID)
+	}
+	return nil
 }
 
 // StopKubelet stops the node's kubelet (SIGTERM, then SIGKILL after 30 s)

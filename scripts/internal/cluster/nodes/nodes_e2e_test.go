@@ -778,6 +778,21 @@ func TestKubeletFlagsAccepted(t *testing.T) {
 		if out, _ := execxRun(bin, "--no-such-flag", "--help"); flagError(out) == "" {
 			t.Errorf("kubelet %s/%s: an unknown flag went unnoticed: %.200q", release, variant, out)
 		}
+		// The dockershim the release builds, with the flags a rehearsal
+		// node's shim gets (a hung node's too).
+		shim := filepath.Join(filepath.Dir(bin), "dockershim")
+		if r, _ := m.Lookup(release); r == nil || r.Series.Shim == "" {
+			continue
+		}
+		for _, args := range [][]string{ShimArgs("pause:3.6", ""), ShimArgs("pause:3.6", "unix:///host-run/fault.sock")} {
+			out, _ := execxRun(shim, append(args, "--help")...)
+			if bad := flagError(out); bad != "" {
+				t.Errorf("dockershim %s/%s rejects %v: %s", release, variant, args, bad)
+			}
+		}
+		if out, _ := execxRun(shim, "--no-such-flag", "--help"); flagError(out) == "" {
+			t.Errorf("dockershim %s/%s: an unknown flag went unnoticed: %.200q", release, variant, out)
+		}
 	}
 	for _, cp := range cps {
 		// The control plane's own daemons, with the flags the rehearsal
@@ -835,7 +850,7 @@ func TestSwitchNodeFlagsAccepted(t *testing.T) {
 	onlyBuilt := os.Getenv("NODES_E2E_TARGETS") == "built"
 	checked := 0
 	for _, r := range m.Releases {
-		if r.Version().Minor < migrate.ShimFrom {
+		if !r.RunsOnShim() {
 			continue
 		}
 		p, err := node.PlanSwitch(r.Release, r.Version().Minor)

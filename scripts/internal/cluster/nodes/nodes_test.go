@@ -46,6 +46,20 @@ func TestKubeletArgs(t *testing.T) {
 		!slices.Contains(a124, "--container-runtime-endpoint=unix:///var/run/dockershim.sock") || !slices.Contains(a124, "--container-runtime=remote") {
 		t.Errorf("1.24's runtime flags: %v", a124)
 	}
+	// ... and the shim has the network plugin 1.23's kubelet had, the
+	// sandbox image and engine it is given.
+	a123, _ := KubeletArgs("1.23.17", o)
+	shim := ShimArgs("pause:3.6", "unix:///f.sock")
+	for _, want := range append(slices.DeleteFunc(slices.Clone(a123), func(s string) bool {
+		return !strings.HasPrefix(s, "--network-plugin") && !strings.HasPrefix(s, "--cni-") && !strings.HasPrefix(s, "--cgroup-driver")
+	}), "--pod-infra-container-image=pause:3.6", "--docker-endpoint=unix:///f.sock", "--container-runtime-endpoint=unix:///var/run/dockershim.sock") {
+		if !slices.Contains(shim, want) {
+			t.Errorf("shim lacks %s: %v", want, shim)
+		}
+	}
+	if slices.ContainsFunc(ShimArgs("p", ""), func(s string) bool { return strings.HasPrefix(s, "--docker-endpoint") }) {
+		t.Errorf("shim on the node's engine got a --docker-endpoint: %v", ShimArgs("p", ""))
+	}
 	if a19[len(a19)-1] != "--cluster-dns=10.96.0.10" {
 		t.Errorf("extra flags not last: %v", a19)
 	}

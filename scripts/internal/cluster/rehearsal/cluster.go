@@ -145,13 +145,28 @@ func (l Layout) engineScript(ctx context.Context, script string, nw Network, log
 	return err
 }
 
-// kubeletFor builds (or reuses) a release's kubelet and returns its path.
-func kubeletFor(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, log io.Writer) (string, error) {
+// kubeletFor builds (or reuses) a release's kubelet, and from 1.24 the
+// same variant of the dockershim it runs on.
+func kubeletFor(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, log io.Writer) (kubelet, error) {
+	k := kubelet{r: r, v: v, pause: r.PauseImage}
 	res, err := build.Kubelet(ctx, build.Options{Matrix: m, Release: r, Variant: v, Log: log})
 	if err != nil {
-		return "", fmt.Errorf("kubelet %s %s: %w", r.Release, v, err)
+		return k, fmt.Errorf("kubelet %s %s: %w", r.Release, v, err)
 	}
-	return res.Path("kubelet"), nil
+	k.binary = res.Path("kubelet")
+	if !r.RunsOnShim() {
+		return k, nil
+	}
+	sr, err := m.ShimRelease()
+	if err != nil {
+		return k, fmt.Errorf("kubelet %s %s: %w", r.Release, v, err)
+	}
+	if res, err = build.Kubelet(ctx, build.Options{Matrix: m, Release: sr, Variant: v, Log: log}); err != nil {
+		return k, fmt.Errorf("kubelet %s %s: its dockershim %s: %w", r.Release, v, sr.Release, err)
+	}
+	k.shim = &nodes.Shim{Release: sr.Release, Variant: string(v), Binary: res.Path("dockershim")}
+	k.pause = sr.PauseImage
+	return k, nil
 }
 
 // Up brings a cluster up, or reuses the running one if it was brought up
@@ -237,8 +252,8 @@ func (c *Cluster) step(name string, f func() error) error {
 // start "without a word" were alive: the health check had read their
 // command line before the kernel filled it in (execx.StartDaemon now
 // returns only once it can be read).
-func (c *Cluster) prepare(ctx context.Context, o UpOptions) (string, error) {
-	var fromKubelet string
+func (c *Cluster) prepare(ctx context.Context, o UpOptions) (kubelet, error) {
+	var fromKubelet kubelet
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		return c.step("kubelet "+o.From.Release, func() (err error) {
@@ -310,14 +325,14 @@ func (c *Cluster) createNodes(ctx context.Context, count int) ([]nodeState, erro
 
 // startNodeDaemons starts kube-proxy and FROM's kubelet on every node and
 // waits for the nodes Ready with their kube-proxies running.
-func (c *Cluster) startNodeDaemons(ctx context.Context, o UpOptions, fromKubelet string) error {
+func (c *Cluster) startNodeDaemons(ctx context.Context, o UpOptions, fromKubelet kubelet) error {
 	g, gctx := errgroup.WithContext(ctx)
 	for _, n := range c.Nodes {
 		g.Go(func() error {
 			if _, err := n.StartKubeProxy(gctx, filepath.Join(o.ControlPlaneBin, "kube-proxy"), filepath.Join(nodes.NodeConfigDir, "kube-proxy.kubeconfig")); err != nil {
 				return err
 			}
-			return c.StartKubelet(gctx, n, o.From, matrix.Vanilla, fromKubelet)
+			return c.StartKubelet(gctx, n, fromKubelet)
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -405,23 +420,40 @@ func (c *Cluster) KubeProxiesRunning(ctx context.Context) error {
 	return nil
 }
 
-// StartKubelet starts (or switches to) a release's kubelet on n, talking
-// to the API server with the node's credentials.
-func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string, extra ...string) error {
-	_, err := c.startKubelet(ctx, n, r, v, binary, extra...)
+// StartKubelet starts (or switches to) kubelet k on n, talking to the API
+// server with the node's credentials.
+func (c *Cluster) StartKubelet(ctx context.Context, n *nodes.Node, k kubelet) error {
+	_, err := c.startKubelet(ctx, n, k, armed{})
 	return err
 }
 
-// startKubelet is StartKubelet returning the run (its pid, log and start);
-// extra flags go last.
-func (c *Cluster) startKubelet(ctx context.Context, n *nodes.Node, r *matrix.Release, v matrix.Variant, binary string, extra ...string) (nodes.Run, error) {
-	args, err := nodes.KubeletArgs(r.Release, nodes.KubeletOptions{
+// armed is what the faults on a switch change in the kubelet's start: its
+// extra flags (last), and the engine socket the node's dockershim dials
+// (the node's dockerd when empty).
+type armed struct {
+	flags          []string
+	dockerEndpoint string
+}
+
+// startKubelet is StartKubelet returning the run (its pid, log and start),
+// with the faults' changes.
+func (c *Cluster) startKubelet(ctx context.Context, n *nodes.Node, k kubelet, a armed) (nodes.Run, error) {
+	extra := a.flags
+	var shim *nodes.Shim
+	if k.shim != nil {
+		s := *k.shim
+		s.Args = nodes.ShimArgs(k.pause, a.dockerEndpoint)
+		shim = &s
+	} else if a.dockerEndpoint != "" {
+		extra = append([]string{"--docker-endpoint=" + a.dockerEndpoint}, extra...)
+	}
+	args, err := nodes.KubeletArgs(k.r.Release, nodes.KubeletOptions{
 		NodeName: n.Name, NodeIP: n.IP(),
 		Kubeconfig:   filepath.Join(nodes.NodeConfigDir, "kubelet.kubeconfig"),
 		ClientCAFile: filepath.Join(nodes.NodeConfigDir, "ca.crt"),
 		TLSCertFile:  filepath.Join(nodes.NodeConfigDir, "kubelet-serving.crt"),
 		TLSKeyFile:   filepath.Join(nodes.NodeConfigDir, "kubelet-serving.key"),
-		PauseImage:   r.PauseImage,
+		PauseImage:   k.pause,
 		AllowSwap:    nodes.HostHasSwap(),
 		// Periodic syncs every 10 s: a switch is judged after every pod
 		// had a few, not after the default minute.
@@ -430,7 +462,7 @@ func (c *Cluster) startKubelet(ctx context.Context, n *nodes.Node, r *matrix.Rel
 	if err != nil {
 		return nodes.Run{}, err
 	}
-	return n.StartKubelet(ctx, nodes.Kubelet{Release: r.Release, Variant: string(v), Binary: binary, Args: args})
+	return n.StartKubelet(ctx, nodes.Kubelet{Release: k.r.Release, Variant: string(k.v), Binary: k.binary, Args: args, Shim: shim})
 }
 
 // LoadImages loads refs into every node: tarballs as they are; names from

@@ -56,9 +56,9 @@ func ParseFaults(s string) ([]string, error) {
 type fault interface {
 	name() string
 	on() *nodes.Node
-	// arm runs just before the switch: it may stop the node's kubelet and
-	// change the node; it returns flags for the kubelet switched to.
-	arm(ctx context.Context, w *rehearsal) (flags []string, err error)
+	// arm runs just before the switch to k: it may stop the node's kubelet
+	// and change the node; it returns what k starts with.
+	arm(ctx context.Context, w *rehearsal, k kubelet) (armed, error)
 	// judge runs once the switched kubelet was watched: it ends the fault
 	// and returns it as the report gives it, its prediction checked.
 	judge(ctx context.Context, w *rehearsal, s switched) verdict.Fault
@@ -135,8 +135,17 @@ type hang struct {
 func (h *hang) name() string    { return FaultHang }
 func (h *hang) on() *nodes.Node { return h.node }
 
-// arm points the kubelet at the proxy; the hang holds through the phase.
-func (h *hang) arm(context.Context, *rehearsal) ([]string, error) { return h.kubeletFlags(), nil }
+// arm points the node's dockershim, and the kubelet's cadvisor where it
+// has a Docker factory (before 1.24), at the proxy, as the e2e's hung
+// nodes do; the hang holds through the phase.
+func (h *hang) arm(_ context.Context, _ *rehearsal, k kubelet) (armed, error) {
+	_, inNode := h.node.FaultSocket()
+	a := armed{dockerEndpoint: "unix://" + inNode}
+	if !k.r.RunsOnShim() {
+		a.flags = []string{"--docker=unix://" + inNode}
+	}
+	return a, nil
+}
 
 func (h *hang) judge(_ context.Context, w *rehearsal, s switched) verdict.Fault {
 	f := h.free()
@@ -205,13 +214,6 @@ func (c *Cluster) startHang(node *nodes.Node, pods map[string]verdict.PodState) 
 	return &hang{node: node, proxy: p, log: logf, fault: *pick}, nil
 }
 
-// kubeletFlags point dockershim (--docker-endpoint) and cadvisor
-// (--docker) at the proxy, as the e2e's hung nodes do.
-func (h *hang) kubeletFlags() []string {
-	_, inNode := h.node.FaultSocket()
-	return []string{"--docker-endpoint=unix://" + inNode, "--docker=unix://" + inNode}
-}
-
 // free stops holding the container's inspects (the held ones are then
 // answered) and returns the fault as the report gives it.
 func (h *hang) free() verdict.Fault {
@@ -227,17 +229,18 @@ func (h *hang) close() {
 }
 
 // hangPrediction is what the preflight said TO's variant would do on the
-// hung container, and whether the run under TO bore it out: vanilla
-// predicts a node that stays NotReady, patched one Ready within the bound.
+// hung container, and whether the run under TO bore it out: a node Ready
+// within the bound, or one that stays NotReady (vanilla before 1.24).
 func hangPrediction(found []podhash.HungContainer, id string, v matrix.Variant, run verdict.KubeletRun) (string, bool) {
 	for _, h := range found {
 		if h.ID != id {
 			continue
 		}
+		p := h.Patched
 		if v == matrix.Vanilla {
-			return h.Vanilla, run.Slow()
+			p = h.Vanilla
 		}
-		return h.Patched, !run.Slow()
+		return p, strings.HasPrefix(p, podhash.HungReady) == !run.Slow()
 	}
 	return "", false
 }
@@ -265,15 +268,15 @@ func (o *orphan) close()                          {}
 
 // arm makes the orphan with the node's kubelet stopped, and runs the
 // preflight again there, as an operator would.
-func (o *orphan) arm(ctx context.Context, w *rehearsal) ([]string, error) {
+func (o *orphan) arm(ctx context.Context, w *rehearsal, _ kubelet) (armed, error) {
 	if _, err := o.node.StopKubelet(ctx); err != nil {
-		return nil, err
+		return armed{}, err
 	}
 	if err := o.make(ctx, w.c); err != nil {
-		return nil, err
+		return armed{}, err
 	}
 	_, err := w.predictNode(ctx, o.node)
-	return nil, err
+	return armed{}, err
 }
 
 // judge checks the switched kubelet removed the orphan, or exited on it
@@ -300,7 +303,7 @@ func (o *orphan) judge(ctx context.Context, w *rehearsal, s switched) verdict.Fa
 		}
 	}
 	if s.exit != nil {
-		if err := w.c.StartKubelet(ctx, o.node, w.from.r, w.from.v, w.from.binary); err != nil {
+		if err := w.c.StartKubelet(ctx, o.node, w.from); err != nil {
 			w.log("node %s: back to FROM %s: %v", o.node.Name, w.from.r.Release, err)
 		}
 	}

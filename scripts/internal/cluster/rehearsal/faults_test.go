@@ -28,7 +28,7 @@ func TestParseFaults(t *testing.T) {
 // run: vanilla's "stays NotReady" holds only for a slow run, patched's
 // "Ready" only within the bound; a container it did not name fails.
 func TestHangPrediction(t *testing.T) {
-	found := []podhash.HungContainer{{ID: "abc", Vanilla: "node stays NotReady", Patched: "node Ready"}}
+	found := []podhash.HungContainer{{ID: "abc", Vanilla: "node stays NotReady", Patched: "node Ready"}, {ID: "shim", Vanilla: "node Ready (1.24+ ...)", Patched: "node Ready: ..."}}
 	ready := verdict.KubeletRun{Ready: true, NotReadySeconds: 10.8}
 	stuck := verdict.KubeletRun{NotReadySeconds: 65}
 	for _, c := range []struct {
@@ -43,6 +43,10 @@ func TestHangPrediction(t *testing.T) {
 		{matrix.Vanilla, stuck, "abc", "node stays NotReady", true},
 		{matrix.Vanilla, ready, "abc", "node stays NotReady", false},
 		{matrix.Patched, ready, "other", "", false},
+		// From 1.24 vanilla predicts a Ready node too (the stall is in
+		// the relists): held when Ready.
+		{matrix.Vanilla, ready, "shim", "node Ready (1.24+ ...)", true},
+		{matrix.Vanilla, stuck, "shim", "node Ready (1.24+ ...)", false},
 	} {
 		got, held := hangPrediction(found, c.id, c.v, c.run)
 		if got != c.want || held != c.held {

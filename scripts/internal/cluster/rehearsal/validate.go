@@ -101,6 +101,13 @@ var removedAPIs = []struct {
 	{"coordination.k8s.io/v1beta1", []string{"Lease"}, 22, "coordination.k8s.io/v1"},
 	{"scheduling.k8s.io/v1beta1", []string{"PriorityClass"}, 22, "scheduling.k8s.io/v1"},
 	{"storage.k8s.io/v1beta1", []string{"CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"}, 22, "storage.k8s.io/v1"},
+	{"batch/v1beta1", []string{"CronJob"}, 25, "batch/v1"},
+	{"discovery.k8s.io/v1beta1", []string{"EndpointSlice"}, 25, "discovery.k8s.io/v1"},
+	{"events.k8s.io/v1beta1", []string{"Event"}, 25, "events.k8s.io/v1"},
+	{"autoscaling/v2beta1", []string{"HorizontalPodAutoscaler"}, 25, "autoscaling/v2"},
+	{"policy/v1beta1", []string{"PodDisruptionBudget"}, 25, "policy/v1"},
+	{"policy/v1beta1", []string{"PodSecurityPolicy"}, 25, "Pod Security Admission (PodSecurityPolicy was removed)"},
+	{"node.k8s.io/v1beta1", []string{"RuntimeClass"}, 25, "node.k8s.io/v1"},
 }
 
 // notServed returns the group/version to use when cp's API server does

@@ -38,7 +38,8 @@ func TestCheckSkew(t *testing.T) {
 }
 
 func TestControlPlaneFor(t *testing.T) {
-	m := &matrix.Matrix{Releases: []matrix.Release{{Release: "1.7.5"}, {Release: "1.9.11"}, {Release: "1.12.10"}, {Release: "1.13.12"}, {Release: "1.18.6"}, {Release: "1.22.17"}, {Release: "1.23.17"}}}
+	m := &matrix.Matrix{Releases: []matrix.Release{{Release: "1.7.5"}, {Release: "1.9.11"}, {Release: "1.12.10"}, {Release: "1.13.12"}, {Release: "1.18.6"}, {Release: "1.22.17"}, {Release: "1.23.17"}, {Release: "1.25.16"}}}
+	m.Releases[7].Series.ControlPlane = "k125-control-plane"
 	m.Releases[1].Series.ControlPlane = "k19-control-plane"
 	m.Releases[5].Series.ControlPlane = "k122-control-plane"
 	m.Releases[6].Series.ControlPlane = "k123-control-plane"
@@ -60,6 +61,10 @@ func TestControlPlaneFor(t *testing.T) {
 		{"1.21.14", "1.21.14", "1.23.17"},
 		{"1.22.17", "1.23.17", "1.23.17"},
 		{"1.23.17", "1.20.15", ""},
+		{"1.23.17", "1.24.17", "1.25.16"}, // leaving dockershim
+		{"1.23.17", "1.25.16", "1.25.16"},
+		{"1.23.17", "1.23.17", "1.25.16"},
+		{"1.26.15", "1.26.15", ""},
 		{"1.19.16", "1.19.16", ""},
 	} {
 		kubelets := map[string]*matrix.Release{"FROM": r(c.from)}
@@ -70,7 +75,7 @@ func TestControlPlaneFor(t *testing.T) {
 		switch {
 		case c.want == "" && err == nil:
 			t.Errorf("%s -> %s: control plane %s, want a refusal", c.from, c.to, cp.Release)
-		case c.want == "" && !strings.Contains(err.Error(), "FROM="+c.from) || c.want == "" && !strings.Contains(err.Error(), "1.23.17 (kubelets 1.21 to 1.23), 1.22.17 (kubelets 1.20 to 1.22), 1.13.12 (kubelets 1.11 to 1.13), 1.12.10 (kubelets 1.10 to 1.12), 1.9.11 (kubelets 1.7 to 1.9)"):
+		case c.want == "" && !strings.Contains(err.Error(), "FROM="+c.from) || c.want == "" && !strings.Contains(err.Error(), "1.25.16 (kubelets 1.23 to 1.25), 1.23.17 (kubelets 1.21 to 1.23), 1.22.17 (kubelets 1.20 to 1.22), 1.13.12 (kubelets 1.11 to 1.13), 1.12.10 (kubelets 1.10 to 1.12), 1.9.11 (kubelets 1.7 to 1.9)"):
 			t.Errorf("%s -> %s: the refusal names neither the kubelets nor what each control plane supports: %v", c.from, c.to, err)
 		case c.want != "" && err != nil:
 			t.Errorf("%s -> %s: %v", c.from, c.to, err)
@@ -308,6 +313,28 @@ func TestCheckManifestsServedKinds(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("control plane %s: error %v does not say %q", cp, err, w)
 			}
+		}
+	}
+}
+
+// 1.25 stopped serving batch/v1beta1 CronJobs, policy/v1beta1
+// PodDisruptionBudgets and PodSecurityPolicies (and more): refused by the
+// 1.25.16 control plane, naming what to use, taken by 1.23.17's.
+func TestCheckManifestsRemovedIn125(t *testing.T) {
+	docs := map[string]string{
+		"cron.yaml": "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n",
+		"pdb.yaml":  "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: p}\n",
+		"psp.yaml":  "apiVersion: policy/v1beta1\nkind: PodSecurityPolicy\nmetadata: {name: s}\n",
+	}
+	want := map[string]string{"cron.yaml": "CronJob batch/v1beta1 is not served by the 1.25.16 API server (the rehearsal's control plane): use batch/v1",
+		"pdb.yaml": "use policy/v1", "psp.yaml": "use Pod Security Admission"}
+	for file, content := range docs {
+		if err := CheckManifests(writeManifests(t, map[string]string{file: content}), &matrix.Release{Release: "1.23.17"}); err != nil {
+			t.Errorf("control plane 1.23.17 refused %s: %v", file, err)
+		}
+		err := CheckManifests(writeManifests(t, map[string]string{file: content}), &matrix.Release{Release: "1.25.16"})
+		if err == nil || !strings.Contains(err.Error(), want[file]) || !strings.Contains(err.Error(), file) {
+			t.Errorf("control plane 1.25.16, %s: error %v does not say %q", file, err, want[file])
 		}
 	}
 }

@@ -80,11 +80,17 @@ type rehearsal struct {
 	started   time.Time
 }
 
-// kubelet is one side of the switch: a release's variant and its binary.
+// kubelet is one side of the switch: a release's variant, its binary,
+// and from 1.24 the standalone dockershim it runs on (the same variant of
+// the shim release's).
 type kubelet struct {
 	r      *matrix.Release
 	v      matrix.Variant
 	binary string
+	shim   *nodes.Shim // nil before 1.24; Args filled at each start
+	// pause is the sandbox image the node's dockershim uses: the
+	// release's own, or from 1.24 the shim release's.
+	pause string
 }
 
 // label names it as the report does: "1.9.11/patched".
@@ -103,11 +109,11 @@ func start(ctx context.Context, o Options) (*rehearsal, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &rehearsal{o: o, c: c, log: c.log, from: kubelet{r: o.From, v: matrix.Vanilla}, to: kubelet{r: o.To, v: o.Variant}}
-	if w.to.binary, err = kubeletFor(ctx, o.Matrix, o.To, o.Variant, o.Log); err != nil {
+	w := &rehearsal{o: o, c: c, log: c.log}
+	if w.to, err = kubeletFor(ctx, o.Matrix, o.To, o.Variant, o.Log); err != nil {
 		return nil, err
 	}
-	if w.from.binary, err = kubeletFor(ctx, o.Matrix, o.From, matrix.Vanilla, o.Log); err != nil {
+	if w.from, err = kubeletFor(ctx, o.Matrix, o.From, matrix.Vanilla, o.Log); err != nil {
 		return nil, err
 	}
 	if err := c.LoadImages(ctx, o.Images); err != nil {
@@ -118,7 +124,7 @@ func start(ctx context.Context, o Options) (*rehearsal, error) {
 		pid, _, perr := n.Status(ctx)
 		if err != nil || perr != nil || pid == 0 || v != o.From.GitVersion(matrix.Vanilla) {
 			w.log("node %s runs %q (kubelet pid %d): back to FROM %s first", n.Name, v, pid, o.From.Release)
-			if err := c.StartKubelet(ctx, n, o.From, matrix.Vanilla, w.from.binary); err != nil {
+			if err := c.StartKubelet(ctx, n, w.from); err != nil {
 				return nil, err
 			}
 		}
@@ -284,16 +290,20 @@ func (w *rehearsal) walkNode(ctx context.Context, n *nodes.Node) (nr verdict.Nod
 // minutes means the rehearsal could not run.
 func (w *rehearsal) switchKubelet(ctx context.Context, n *nodes.Node, k kubelet, active []fault, nr *verdict.NodeReport) (bool, error) {
 	t := time.Now()
-	var flags, names []string
+	var a armed
+	var names []string
 	for _, f := range active {
-		extra, err := f.arm(ctx, w)
+		fa, err := f.arm(ctx, w, k)
 		if err != nil {
 			return false, err
 		}
-		flags, names = append(flags, extra...), append(names, f.name())
+		a.flags, names = append(a.flags, fa.flags...), append(names, f.name())
+		if fa.dockerEndpoint != "" {
+			a.dockerEndpoint = fa.dockerEndpoint
+		}
 	}
 	w.log("node %s: switching to kubelet %s %s", n.Name, k.r.Release, k.v)
-	run, err := w.c.startKubelet(ctx, n, k.r, k.v, k.binary, flags...)
+	run, err := w.c.startKubelet(ctx, n, k, a)
 	if err != nil {
 		return false, err
 	}

@@ -280,3 +280,24 @@ func TestGolden(t *testing.T) {
 		t.Errorf("a dump that is not what the helper hashed: %v", err)
 	}
 }
+
+// A hung container keeps vanilla's node NotReady up to 1.23 (cadvisor's
+// inspect at runtime start); from 1.24 the kubelet has no cadvisor Docker
+// factory and the node is Ready either way: the prediction says so, and
+// where the hang stalls instead (the shim's status inspects).
+func TestPreflightHungByRelease(t *testing.T) {
+	for to, want := range map[string][2]string{
+		"1.23.17": {HungNotReady + ": the restarted kubelet's runtime start waits on cadvisor's inspect", HungReady + ": the inspects give up"},
+		"1.24.17": {HungReady + " (1.24+ has no cadvisor Docker factory); every PLEG relist", HungReady + ": dockershim's status inspects give up"},
+		"1.25.16": {HungReady + " (1.24+", HungReady + ": dockershim's"},
+	} {
+		node := &NodeState{Endpoint: "unix:///x", NodeName: "n1", Hung: []*NodeContainer{{Namespace: "ns", Pod: "db-0", Container: "db", ID: "hung"}}}
+		rep, err := Preflight(Inputs{To: to, Node: node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Hung) != 1 || !strings.HasPrefix(rep.Hung[0].Vanilla, want[0]) || !strings.HasPrefix(rep.Hung[0].Patched, want[1]) {
+			t.Errorf("TO %s: %+v, want vanilla %q..., patched %q...", to, rep.Hung, want[0], want[1])
+		}
+	}
+}

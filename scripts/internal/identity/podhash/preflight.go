@@ -107,10 +107,20 @@ type HungContainer struct {
 
 // What TO's kubelets do when restarted on a hung container. No release
 // 1.7..1.23 bounds cadvisor's inspect; every patched one does (the
-// inspect-deadline series).
+// inspect-deadline series). From 1.24 the kubelet has no cadvisor Docker
+// factory, and its PLEG counts a relist healthy once the runtime listed
+// the pods, before it reads their status: the node is Ready either way,
+// and the shim's variant decides how long each relist reading the pod
+// waits on the inspect. Each prediction starts with HungReady or
+// HungNotReady, which the rehearsal judges.
 const (
-	hungVanilla = "node stays NotReady: the restarted kubelet's runtime start waits on cadvisor's inspect, which has no deadline, until the container answers"
-	hungPatched = "node Ready: the inspects give up at their 10 s deadline; the container is kept"
+	HungReady    = "node Ready"
+	HungNotReady = "node stays NotReady"
+
+	hungVanilla     = HungNotReady + ": the restarted kubelet's runtime start waits on cadvisor's inspect, which has no deadline, until the container answers"
+	hungPatched     = HungReady + ": the inspects give up at their 10 s deadline; the container is kept"
+	hungVanillaShim = HungReady + " (1.24+ has no cadvisor Docker factory); every PLEG relist that reads its pod waits on dockershim's status inspect for the 2-minute request timeout, so every pod change on the node waits too; the container is kept"
+	hungPatchedShim = HungReady + ": dockershim's status inspects give up at their 10 s deadline (the patched shim), relists go on; the container is kept"
 )
 
 // OrphanContainer is a container whose sandbox container is gone: the
@@ -273,7 +283,11 @@ func Preflight(in Inputs) (*Report, error) {
 	if in.Node != nil {
 		rep.Unmatched = in.Node.Unmatched()
 		for _, c := range in.Node.Hung {
-			rep.Hung = append(rep.Hung, HungContainer{Container: c.Key(), ID: c.ID, Vanilla: hungVanilla, Patched: hungPatched})
+			h := HungContainer{Container: c.Key(), ID: c.ID, Vanilla: hungVanilla, Patched: hungPatched}
+			if v, _ := matrix.ParseVersion(in.To); v.Minor >= matrix.ShimFrom {
+				h.Vanilla, h.Patched = hungVanillaShim, hungPatchedShim
+			}
+			rep.Hung = append(rep.Hung, h)
 		}
 		for _, c := range in.Node.Orphans {
 			rep.Orphans = append(rep.Orphans, OrphanContainer{Container: c.Key(), ID: c.ID, SandboxID: c.SandboxID,

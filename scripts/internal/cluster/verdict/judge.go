@@ -11,7 +11,7 @@ import (
 // Outcomes of one pod across a rehearsal, from best to worst.
 const (
 	// Kept: same pod UID, every container the same (same ID, same
-	// restart count).
+	// restart count), the same pod IP.
 	Kept = "kept"
 	// Restarted: same pod, a container replaced after it exited on its
 	// own (a crash or a failed liveness probe's kill is the workload's,
@@ -133,6 +133,14 @@ func Judge(before PodState, now *PodState, churn *PodChurn) Judgement {
 	if churn != nil && churn.sandboxCreated > 0 {
 		j.Outcome = worse(j.Outcome, Recreated)
 		why = append(why, fmt.Sprintf("%d new sandbox(es)", churn.sandboxCreated))
+	}
+	// Another IP (or none) for the same sandbox: the runtime no longer
+	// reads the sandbox's network as it was made (a dockershim started
+	// with another network plugin reports none, and 1.24's kubelet then
+	// replaces every sandbox: rancher/rke2#3723); connections to it broke.
+	if before.PodIP != "" && now.PodIP != before.PodIP {
+		j.Outcome = worse(j.Outcome, Recreated)
+		why = append(why, fmt.Sprintf("pod IP %s -> %q", before.PodIP, now.PodIP))
 	}
 	j.Why = strings.Join(why, "; ")
 	return j

@@ -15,8 +15,11 @@ func ev(action, id, uid, typ, name string, t int64) nodes.Event {
 }
 
 func pod(uid, id string, restarts int) PodState {
-	return PodState{Namespace: "ns", Name: "p", UID: uid, Containers: map[string]ContainerState{"app": {ID: "docker://" + id, RestartCount: restarts}}}
+	return PodState{Namespace: "ns", Name: "p", UID: uid, PodIP: "10.244.1.5", Containers: map[string]ContainerState{"app": {ID: "docker://" + id, RestartCount: restarts}}}
 }
+
+// withIP is p with another pod IP.
+func withIP(p PodState, ip string) PodState { p.PodIP = ip; return p }
 
 func TestJudge(t *testing.T) {
 	killed := []nodes.Event{
@@ -50,6 +53,10 @@ func TestJudge(t *testing.T) {
 		{"killed for its liveness probe", ptr(pod("u1", "new", 1)), killed, Restarted, 1},
 		{"killed, another container's probe failed", ptr(pod("u1", "new", 1)), killed, Recreated, 1},
 		{"killed for its probe, with a new sandbox", ptr(pod("u1", "new", 1)), append(newSandbox, killed[0]), Recreated, 1},
+		// Same containers, but the sandbox lost its IP or got another
+		// (a shim on another network plugin).
+		{"same containers, no pod IP", ptr(withIP(pod("u1", "old", 0), "")), nil, Recreated, 0},
+		{"same containers, another pod IP", ptr(withIP(pod("u1", "old", 0), "10.244.1.9")), nil, Recreated, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			churn := ChurnByPod(tc.events)

@@ -21,6 +21,9 @@ type PodState struct {
 	// Unscheduled is the PodScheduled condition's "reason: message" while
 	// it is False (no node fits), for the operator.
 	Unscheduled string
+	// PodIP is status.podIP: the sandbox's address (the node's for
+	// hostNetwork), "" until the kubelet reports one.
+	PodIP string
 }
 
 // ContainerState is one entry of status.containerStatuses.
@@ -88,6 +91,7 @@ type apiPod struct {
 	} `json:"spec"`
 	Status struct {
 		Phase      string `json:"phase"`
+		PodIP      string `json:"podIP"`
 		Conditions []struct {
 			Type    string `json:"type"`
 			Status  string `json:"status"`
@@ -131,7 +135,7 @@ func ParsePods(raw []byte) (map[string]PodState, error) {
 		}
 		s := PodState{
 			Namespace: p.Metadata.Namespace, Name: p.Metadata.Name, UID: p.Metadata.UID,
-			Node: p.Spec.NodeName, Phase: p.Status.Phase, Containers: map[string]ContainerState{},
+			Node: p.Spec.NodeName, Phase: p.Status.Phase, PodIP: p.Status.PodIP, Containers: map[string]ContainerState{},
 		}
 		_, s.Mirror = p.Metadata.Annotations["kubernetes.io/config.mirror"]
 		if s.Mirror {

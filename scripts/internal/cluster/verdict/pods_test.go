@@ -77,6 +77,7 @@ const stuckPods = `{
       "spec": {"nodeName": "node-1", "containers": [{"name": "ok", "image": "busybox:1.28"}]},
       "status": {
         "phase": "Running",
+        "podIP": "10.244.1.7",
         "conditions": [{"type": "Ready", "status": "True"}, {"type": "PodScheduled", "status": "True"}],
         "containerStatuses": [{"name": "ok", "ready": true, "restartCount": 0, "containerID": "docker://aaaa", "state": {"running": {}}, "lastState": {}}]
       }
@@ -103,6 +104,9 @@ func TestWhyNotReady(t *testing.T) {
 		if got := p.WhyNotReady(); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: WhyNotReady\n got %q\nwant %q", key, got, want)
 		}
+	}
+	if p := pods["default/ok"]; p.PodIP != "10.244.1.7" {
+		t.Errorf("pod IP %q, want status.podIP", p.PodIP)
 	}
 	if p := pods["jobs/big"]; p.Node != "" || p.Ready {
 		t.Errorf("unscheduled pod: node %q Ready %v", p.Node, p.Ready)

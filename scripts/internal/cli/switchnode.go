@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -24,7 +26,13 @@ unit and a kubelet drop-in that starts it first. Without --apply it prints
 the plan and every file. The first --apply keeps what it replaces under
 ` + migrate.BackupDir + `; running it again plans from those and
 writes the same; --back puts every file back. Binaries and systemctl are
-the operator's: the steps are printed.`,
+the operator's: the steps are printed.
+
+Before anything is written, the pod sandboxes running on the engine the
+shim will use (its --docker-endpoint) are read: a shim on another network
+plugin than made them would report no IP for them, and the new kubelet
+would replace every such pod. A mismatch is refused, naming the pods;
+--apply also refuses when the engine cannot be read.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			n := migrate.Node{Root: nodeRoot}
 			if back {
@@ -47,6 +55,10 @@ the operator's: the steps are printed.`,
 			if err != nil {
 				return err
 			}
+			network, err := checkNetworkPlugin(cmd.Context(), p, apply)
+			if err != nil {
+				return fmt.Errorf("cannot switch to %s, nothing written: %w", to, err)
+			}
 			fmt.Fprintf(s.Out, "Switching this node's kubelet 1.23 to %s on 1.23.17's dockershim served on its own", to)
 			if p.Replanned {
 				fmt.Fprintf(s.Out, " (applied before: planned from the files kept under %s)", migrate.BackupDir)
@@ -58,6 +70,7 @@ the operator's: the steps are printed.`,
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", r.Flag, r.From, r.Where, r.Reason)
 			}
 			w.Flush()
+			fmt.Fprintln(s.Out, network)
 			if !apply {
 				fmt.Fprintln(s.Out, "\nDry run: the files --apply writes, whole:")
 				for _, f := range p.Files {
@@ -83,4 +96,27 @@ the operator's: the steps are printed.`,
 	cmd.Flags().BoolVar(&back, "back", false, "put every file the switch wrote back as it was")
 	cmd.MarkFlagsMutuallyExclusive("apply", "back")
 	return cmd
+}
+
+// checkNetworkPlugin reads the sandboxes on the engine the shim will use
+// and refuses a network plugin that did not make them; it returns the
+// plan's line saying what was checked. A dry run goes on, saying so, when
+// the engine cannot be read (a copy of a node's files); --apply does not.
+func checkNetworkPlugin(ctx context.Context, p *migrate.Plan, apply bool) (string, error) {
+	endpoint, ok := p.ShimFlag("docker-endpoint")
+	if !ok {
+		endpoint = migrate.DockerEndpoint
+	}
+	plugin, _ := p.ShimFlag("network-plugin")
+	sbs, err := migrate.ReadSandboxes(ctx, endpoint)
+	if err != nil {
+		if apply {
+			return "", fmt.Errorf("the pod sandboxes at %s cannot be read, so the shim's network plugin (%q) cannot be checked against them: %w", endpoint, plugin, err)
+		}
+		return fmt.Sprintf("\nNetwork plugin %q NOT CHECKED: the sandboxes at %s cannot be read (%v); --apply refuses until they can.", plugin, endpoint, err), nil
+	}
+	if bad := migrate.NetworkMismatch(plugin, sbs); len(bad) > 0 {
+		return "", fmt.Errorf("the shim would run with --network-plugin=%q, which reads no IP for these running pods (the kubelet would replace each):\n  %s\nfix the kubelet's flags to the plugin the node runs, then plan again", plugin, strings.Join(bad, "\n  "))
+	}
+	return fmt.Sprintf("\nNetwork plugin %q fits the %d pod sandboxes running at %s.", plugin, len(sbs), endpoint), nil
 }

@@ -163,3 +163,21 @@ func TestShimTakesTheFlagsItIsGiven(t *testing.T) {
 		}
 	}
 }
+
+// A shim on another network plugin than made the node's sandboxes reads
+// no IP for them: each such pod is named; hostNetwork pods fit any plugin.
+func TestNetworkMismatch(t *testing.T) {
+	sbs := []Sandbox{{"ns/web", "none"}, {"kube-system/proxy", "host"}, {"ns/old", "default"}}
+	for plugin, want := range map[string][]string{
+		"cni":     {`ns/old: its sandbox was made under no network plugin (Docker's bridge) (network mode "default")`},
+		"kubenet": {`ns/old: its sandbox was made under no network plugin (Docker's bridge) (network mode "default")`},
+		"":        {`ns/web: its sandbox was made under a network plugin (cni or kubenet) (network mode "none")`},
+	} {
+		if got := NetworkMismatch(plugin, sbs); !slices.Equal(got, want) {
+			t.Errorf("plugin %q: %q, want %q", plugin, got, want)
+		}
+	}
+	if got := NetworkMismatch("cni", sbs[:2]); got != nil {
+		t.Errorf("cni sandboxes under cni: %q", got)
+	}
+}

@@ -86,3 +86,25 @@ func TestLastLinesPrefersFatal(t *testing.T) {
 		t.Errorf("without a fatal line: %q, want the last 3", got)
 	}
 }
+
+// The wait for Ready pods counts the static pods each node must mirror:
+// every manifest file but dotfiles, against the mirror pods on the node.
+func TestStaticPodsMirrored(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"static-web.yaml", "db.json", ".swp"} {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := staticManifests(dir); n != 2 {
+		t.Errorf("staticManifests = %d, want 2", n)
+	}
+	pods := map[string]verdict.PodState{
+		"a/web-node-1": {Node: "node-1", Mirror: true},
+		"a/x":          {Node: "node-1"},
+		"a/db-node-2":  {Node: "node-2", Mirror: true},
+	}
+	if n := mirrors(pods, "node-1"); n != 1 {
+		t.Errorf("mirrors on node-1 = %d, want 1", n)
+	}
+}

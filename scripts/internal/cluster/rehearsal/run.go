@@ -359,7 +359,18 @@ func (c *Cluster) waitPodsReady(ctx context.Context, node string, timeout time.D
 				keys = append(keys, k)
 			}
 		}
-		return len(stuck) == 0, fmt.Errorf("not Ready: %s", strings.Join(keys, ", "))
+		// A static pod is in the API only once its kubelet made its
+		// mirror (again, after a switch that changed its UID): until
+		// then it is missing from the list, not unready.
+		for _, n := range c.Nodes {
+			if node != "" && n.Name != node {
+				continue
+			}
+			if want, got := staticManifests(n.ManifestDir()), mirrors(pods, n.Name); got < want {
+				keys = append(keys, fmt.Sprintf("%d of node %s's %d static pods (no mirror pod yet)", want-got, n.Name, want))
+			}
+		}
+		return len(keys) == 0, fmt.Errorf("not Ready: %s", strings.Join(keys, ", "))
 	})
 	if err != nil {
 		if ctx.Err() != nil { // interrupted: no time for the logs
@@ -464,4 +475,28 @@ func mentionsName(line, name string) bool {
 		from = start + 1
 	}
 	return false
+}
+
+// staticManifests counts the static pod manifests in a node's manifest
+// directory (the kubelet reads every file there but dotfiles).
+func staticManifests(dir string) int {
+	entries, _ := os.ReadDir(dir)
+	n := 0
+	for _, e := range entries {
+		if !e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			n++
+		}
+	}
+	return n
+}
+
+// mirrors counts the mirror pods on node.
+func mirrors(pods map[string]verdict.PodState, node string) int {
+	n := 0
+	for _, p := range pods {
+		if p.Mirror && p.Node == node {
+			n++
+		}
+	}
+	return n
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/migrate"
 )
@@ -44,7 +45,8 @@ would replace every such pod. A mismatch is refused, naming the pods;
 					return err
 				}
 				fmt.Fprint(s.Out, "\nThen: systemctl stop kubelet; systemctl disable --now dockershim;\n"+
-					"install kubelet 1.23.17 (its own dockershim again); systemctl daemon-reload; systemctl start kubelet\n")
+					"install kubelet 1.23.17 (its own dockershim again; the dockershim package may stay: nothing starts it);\n"+
+					"systemctl daemon-reload; systemctl start kubelet\n")
 				return nil
 			}
 			v, err := matrix.ParseVersion(to)
@@ -84,9 +86,14 @@ would replace every such pod. A mismatch is refused, naming the pods;
 			for _, f := range p.Files {
 				fmt.Fprintf(s.Out, "wrote %s\n", f.Path)
 			}
-			fmt.Fprintf(s.Out, "\nThen: install kubelet %s and dockershim (1.23.17's) at %s; systemctl daemon-reload;\n"+
-				"systemctl stop kubelet; systemctl enable --now dockershim; systemctl start kubelet.\n"+
-				"The way back: toolchain switch-node --back, then the steps it prints.\n", to, migrate.ShimBinary)
+			install := fmt.Sprintf("the dockershim package (1.23.17's) whose unit %s this plan configures", p.PackagedUnit)
+			if p.PackagedUnit == "" {
+				install = fmt.Sprintf("dockershim (1.23.17's: the package, or the binary at %s for the unit written above)", dockershim.Binary)
+			}
+			fmt.Fprintf(s.Out, "\nThen: install %s, and kubelet %s;\n"+
+				"systemctl daemon-reload; systemctl stop kubelet; systemctl start dockershim; systemctl start kubelet\n"+
+				"(the kubelet's drop-in starts the shim with it from now on).\n"+
+				"The way back: toolchain switch-node --back, then the steps it prints.\n", install, to)
 			return nil
 		},
 	}

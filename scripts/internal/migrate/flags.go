@@ -11,12 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 )
-
-// Endpoint is where 1.23's kubelet served dockershim by default, and where
-// the shim serves it for the kubelets after it.
-const Endpoint = "unix:///var/run/dockershim.sock"
 
 // Where a kubelet 1.23 flag goes when the node leaves dockershim.
 type Where string
@@ -97,8 +94,13 @@ func Classify(f Flag, to int) (Where, string) {
 		}
 		return Dropped, "the kubelet talks CRI to the shim (--container-runtime=remote)"
 	case f.Name == "container-runtime-endpoint":
-		if f.Value != Endpoint {
-			return Refused, fmt.Sprintf("--container-runtime-endpoint=%s: this kubelet does not serve dockershim at %s (another runtime, or a moved socket: switch it by hand)", f.Value, Endpoint)
+		if !strings.HasPrefix(f.Value, "unix:///") {
+			return Refused, fmt.Sprintf("--container-runtime-endpoint=%s: dockershim serves a unix socket (unix:///path)", f.Value)
+		}
+		if f.Value != dockershim.Endpoint {
+			// 1.23's kubelet serves its dockershim wherever this says; so
+			// does the shim (PlanSwitch refuses it for another runtime).
+			return Dropped, "a moved socket: the shim serves it there, the kubelet dials it there"
 		}
 		return Dropped, "the shim serves it, the kubelet dials it"
 	case slices.Contains(shimOnly, f.Name):

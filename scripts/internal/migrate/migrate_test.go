@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 )
 
 // A kubeadm 1.23 node on Debian: kubeadm's flags (its network plugin and
@@ -71,6 +73,32 @@ func TestSwitchCarriesEveryFlagWhereItBelongs(t *testing.T) {
 	}
 }
 
+// With the dockershim package installed, the plan configures its unit:
+// the flags go to the file that unit reads (the RPM's /etc/sysconfig one
+// here, on a node whose kubelet flags are Debian's), and no unit of the
+// plan's own hides the package's.
+func TestSwitchConfiguresThePackagedUnit(t *testing.T) {
+	n := debianNode(t, "--node-ip=10.0.0.5")
+	write(t, n, dockershim.PackagedUnits[1], dockershim.Unit("/etc/sysconfig/dockershim"))
+	p, err := n.PlanSwitch("1.25.16", 25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.PackagedUnit != dockershim.PackagedUnits[1] {
+		t.Errorf("the plan found the packaged unit %q, want %s", p.PackagedUnit, dockershim.PackagedUnits[1])
+	}
+	var paths []string
+	for _, f := range p.Files {
+		paths = append(paths, f.Path)
+		if f.Path == "/etc/sysconfig/dockershim" && !strings.Contains(string(f.Data), "--network-plugin=cni") {
+			t.Errorf("the shim's flags file:\n%s", f.Data)
+		}
+	}
+	if slices.Contains(paths, ShimUnit) || !slices.Contains(paths, "/etc/sysconfig/dockershim") || slices.Contains(paths, "/etc/default/dockershim") {
+		t.Errorf("the plan writes %v: want the packaged unit's flags file and no unit", paths)
+	}
+}
+
 // Apply twice is applying once; Back puts the node back as it was.
 func TestApplyTwiceThenBack(t *testing.T) {
 	n := debianNode(t, "--node-ip=10.0.0.5")
@@ -120,11 +148,40 @@ func TestApplyTwiceThenBack(t *testing.T) {
 	}
 }
 
+// A kubelet 1.23 serving its dockershim on a moved socket: the shim
+// serves it there and the new kubelet dials it there.
+func TestSwitchCarriesAMovedSocket(t *testing.T) {
+	n := debianNode(t, "--container-runtime-endpoint=unix:///run/k/dockershim.sock --experimental-dockershim-root-directory=/var/lib/k/dockershim")
+	p, err := n.PlanSwitch("1.24.17", 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range p.Files {
+		switch f.Path {
+		case KubeadmFlagsFile:
+			if !strings.Contains(string(f.Data), "--container-runtime=remote --container-runtime-endpoint=unix:///run/k/dockershim.sock\"") {
+				t.Errorf("the kubelet does not dial the moved socket:\n%s", f.Data)
+			}
+		case "/etc/default/kubelet":
+			if strings.Contains(string(f.Data), "dockershim") {
+				t.Errorf("the kubelet keeps a dockershim flag:\n%s", f.Data)
+			}
+		case "/etc/default/dockershim":
+			args, _ := ReadVar(f.Data, dockershim.FlagsVar)
+			if !strings.HasPrefix(args, "--container-runtime-endpoint=unix:///run/k/dockershim.sock ") || strings.Count(args, "container-runtime-endpoint") != 1 ||
+				!strings.Contains(args, "--experimental-dockershim-root-directory=/var/lib/k/dockershim") {
+				t.Errorf("the shim does not serve the moved socket once, with its checkpoints: %s", args)
+			}
+		}
+	}
+}
+
 // What cannot be carried over is named, all of it, and nothing is written.
 func TestRefusesWhatItCannotCarry(t *testing.T) {
 	for _, tc := range []struct{ extra, want string }{
 		{"--docker-only=true --dynamic-config-dir=/var/lib/kubelet/dyn", "--docker-only: removed in 1.24"},
-		{"--container-runtime=remote --container-runtime-endpoint=unix:///run/containerd/containerd.sock", "does not serve dockershim"},
+		{"--container-runtime=remote --container-runtime-endpoint=unix:///run/containerd/containerd.sock", "runs on another runtime, not a dockershim"},
+		{"--container-runtime-endpoint=tcp://127.0.0.1:3735", "dockershim serves a unix socket"},
 		{`--node-labels="a=b"`, "only --name=value flags"},
 	} {
 		n := debianNode(t, tc.extra)

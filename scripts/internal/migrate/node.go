@@ -11,6 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 )
@@ -21,9 +22,9 @@ import (
 const (
 	KubeadmFlagsFile  = "/var/lib/kubelet/kubeadm-flags.env"
 	KubeletConfigFile = "/var/lib/kubelet/config.yaml"
-	ShimUnit          = "/etc/systemd/system/dockershim.service"
-	KubeletDropIn     = "/etc/systemd/system/kubelet.service.d/20-dockershim.conf"
-	ShimBinary        = "/usr/bin/dockershim"
+	// ShimUnit is written where no package installed the shim's unit.
+	ShimUnit      = "/etc/systemd/system/" + dockershim.UnitName
+	KubeletDropIn = "/etc/systemd/system/kubelet.service.d/20-dockershim.conf"
 	// BackupDir keeps the files as they were before the first apply, and
 	// which did not exist: every later run plans from them, and Back
 	// restores them.
@@ -73,6 +74,9 @@ type Plan struct {
 	// Replanned: a switch was applied before; the flags come from its
 	// backups (the node's files before the first apply).
 	Replanned bool
+	// PackagedUnit is the shim's unit the dockershim package installed
+	// ("" when there is none: the plan writes ShimUnit).
+	PackagedUnit string
 }
 
 var envLine = regexp.MustCompile(`^(\w+)=(.*)$`)
@@ -167,10 +171,21 @@ func (n Node) PlanSwitch(release string, to int) (*Plan, error) {
 	}
 	p := &Plan{Release: release, Replanned: backups != nil}
 	flagsFile := n.flagsDir() + "/kubelet"
-	shimFlagsFile := n.flagsDir() + "/dockershim"
+	shimFlagsFile := dockershim.FlagsFile(n.flagsDir())
+	// The dockershim package's unit reads its flags file: the plan writes
+	// that one, and no unit of its own that would hide the package's.
+	for _, u := range dockershim.PackagedUnits {
+		if data, err := os.ReadFile(n.path(u)); err == nil {
+			p.PackagedUnit = u
+			if f := dockershim.UnitFlagsFile(data); f != "" {
+				shimFlagsFile = f
+			}
+			break
+		}
+	}
 	sources := []struct{ file, name string }{{KubeadmFlagsFile, "KUBELET_KUBEADM_ARGS"}, {flagsFile, "KUBELET_EXTRA_ARGS"}}
 	var refused []string
-	shimArgs := []Flag{{Name: "container-runtime-endpoint", Value: Endpoint, HasValue: true}}
+	shimArgs := []Flag{{Name: "container-runtime-endpoint", Value: dockershim.Endpoint, HasValue: true}}
 	given := map[string]bool{}
 	data := map[string][]byte{}
 	kept := map[string][]Flag{}
@@ -202,6 +217,20 @@ func (n Node) PlanSwitch(release string, to int) (*Plan, error) {
 			given[f.Name] = true
 		}
 	}
+	// Where this kubelet serves its dockershim: there the shim serves it.
+	runtime, endpoint := "docker", dockershim.Endpoint
+	for _, r := range p.Rows {
+		switch r.Flag.Name {
+		case "container-runtime":
+			runtime = r.Flag.Value
+		case "container-runtime-endpoint":
+			endpoint = r.Flag.Value
+		}
+	}
+	if runtime == "remote" && endpoint != dockershim.Endpoint {
+		refused = append(refused, fmt.Sprintf("--container-runtime=remote --container-runtime-endpoint=%s: this kubelet runs on another runtime, not a dockershim", endpoint))
+	}
+	shimArgs[0].Value = endpoint
 	if len(refused) > 0 {
 		return nil, fmt.Errorf("cannot switch to %s, nothing written:\n  %s", release, strings.Join(refused, "\n  "))
 	}
@@ -224,38 +253,21 @@ func (n Node) PlanSwitch(release string, to int) (*Plan, error) {
 	}
 	sort.SliceStable(shimArgs[1:], func(i, j int) bool { return shimArgs[1+i].Name < shimArgs[1+j].Name })
 
-	runtime := []Flag{{Name: "container-runtime", Value: "remote", HasValue: true}, {Name: "container-runtime-endpoint", Value: Endpoint, HasValue: true}}
+	runtimeFlags := []Flag{{Name: "container-runtime", Value: "remote", HasValue: true}, {Name: "container-runtime-endpoint", Value: endpoint, HasValue: true}}
 	p.Files = []File{
-		{KubeadmFlagsFile, setVar(data[KubeadmFlagsFile], "KUBELET_KUBEADM_ARGS", Join(append(kept[KubeadmFlagsFile], runtime...)))},
+		{KubeadmFlagsFile, setVar(data[KubeadmFlagsFile], "KUBELET_KUBEADM_ARGS", Join(append(kept[KubeadmFlagsFile], runtimeFlags...)))},
 	}
 	if data[flagsFile] != nil {
 		p.Files = append(p.Files, File{flagsFile, setVar(data[flagsFile], "KUBELET_EXTRA_ARGS", Join(kept[flagsFile]))})
 	}
+	p.Files = append(p.Files, File{shimFlagsFile, dockershim.FlagsFileData(Join(shimArgs))})
+	if p.PackagedUnit == "" {
+		p.Files = append(p.Files, File{ShimUnit, []byte(dockershim.Unit(shimFlagsFile))})
+	}
 	p.Files = append(p.Files,
-		File{shimFlagsFile, []byte(fmt.Sprintf("# The dockershim's flags: the ones kubelet 1.23 gave its own dockershim\n# (written by toolchain switch-node).\nDOCKERSHIM_ARGS=%q\n", Join(shimArgs)))},
-		File{ShimUnit, []byte(unit(shimFlagsFile))},
-		File{KubeletDropIn, []byte("# The kubelet's runtime is the dockershim (written by toolchain switch-node).\n[Unit]\nWants=dockershim.service\nAfter=dockershim.service\n")},
+		File{KubeletDropIn, []byte("# The kubelet's runtime is the dockershim (written by toolchain switch-node).\n[Unit]\nWants=" + dockershim.UnitName + "\nAfter=" + dockershim.UnitName + "\n")},
 	)
 	return p, nil
-}
-
-func unit(flagsFile string) string {
-	return `[Unit]
-Description=dockershim of Kubernetes 1.23.17, served on its own for the kubelet
-Documentation=https://kubernetes.io/docs/
-After=docker.service
-Requires=docker.service
-Before=kubelet.service
-
-[Service]
-EnvironmentFile=-` + flagsFile + `
-ExecStart=` + ShimBinary + ` $DOCKERSHIM_ARGS
-Restart=always
-RestartSec=10
-
-[Install]
-WantedBy=multi-user.target
-`
 }
 
 // Apply writes the plan's files, each replaced whole. The first apply

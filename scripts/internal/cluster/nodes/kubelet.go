@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/tools/docker"
 )
@@ -73,7 +74,7 @@ func KubeletArgs(release string, o KubeletOptions) ([]string, error) {
 		// fatal): the network plugin is the shim's (ShimArgs), which the
 		// kubelet reaches over CRI at the socket 1.23's kubelet served
 		// (no default in 1.24).
-		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint="+NodeShimEndpoint)
+		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint="+dockershim.Endpoint)
 	} else {
 		args = append(args, networkPluginArgs...)
 	}
@@ -127,7 +128,7 @@ var networkPluginArgs = []string{"--network-plugin=cni", "--cni-bin-dir=" + Node
 // decides it).
 func ShimArgs(pause, dockerEndpoint string) []string {
 	args := append([]string{
-		"--container-runtime-endpoint=" + NodeShimEndpoint,
+		"--container-runtime-endpoint=" + dockershim.Endpoint,
 		"--cgroup-driver=cgroupfs",
 		"--pod-infra-container-image=" + pause,
 		"--v=2",
@@ -137,10 +138,6 @@ func ShimArgs(pause, dockerEndpoint string) []string {
 	}
 	return args
 }
-
-// NodeShimEndpoint is where a node's dockershim serves CRI, inside 1.23's
-// kubelet or on its own.
-const NodeShimEndpoint = "unix:///var/run/dockershim.sock"
 
 // HostHasSwap reports whether the machine has swap on (nodes share its kernel).
 func HostHasSwap() bool {

@@ -57,7 +57,13 @@ func newRepoCmd(s Streams, g *globals) *cobra.Command {
 			}
 			start := time.Now()
 			for _, p := range pkgs {
-				if !p.Missing() {
+				if p.ShimMissing() && p.Shim.Release != p.Release {
+					kf := &kubeletFlags{buildFlags: buildFlags{release: p.Shim.Release.Release, variant: string(p.Variant)}}
+					if err := runPackage(cmd.Context(), s, g, kf); err != nil {
+						return fmt.Errorf("packaging %s %s (the dockershim %s runs on): %w", p.Shim.Release.Release, p.Variant, p.Release.Release, err)
+					}
+				}
+				if !p.Missing() && !p.ShimMissing() {
 					rel, _ := filepath.Rel(m.Root, filepath.Dir(p.Deb))
 					fmt.Fprintf(s.Err, "==> repo: %s %s: the packages in %s (make package VERSION=%s VARIANT=%s makes them again)\n", p.Release.Release, p.Variant, rel, p.Release.Release, p.Variant)
 					continue
@@ -67,7 +73,7 @@ func newRepoCmd(s Streams, g *globals) *cobra.Command {
 					return fmt.Errorf("packaging %s %s: %w", p.Release.Release, p.Variant, err)
 				}
 			}
-			fmt.Fprintf(s.Err, "==> repo: signing and indexing %d RPMs and %d .debs\n", len(pkgs), len(pkgs))
+			fmt.Fprintf(s.Err, "==> repo: signing and indexing %d RPMs and %d .debs\n", len(repo.RPMs(pkgs)), len(repo.Debs(pkgs)))
 			res, err := repo.Build(cmd.Context(), repo.Options{Matrix: m, Packages: pkgs, Key: f.key, URL: f.url, Log: s.Err})
 			if err != nil {
 				return err

@@ -56,10 +56,50 @@ type Options struct {
 // FileName is the conventional name of the .deb: name_version_arch.deb.
 func FileName(version string) string { return fmt.Sprintf("%s_%s_amd64.deb", Package, version) }
 
-// Build stages the package tree in a temporary directory next to Out and
-// runs dpkg-deb on it. Every file gets the release's build date as mtime
-// and dpkg-deb gets it as SOURCE_DATE_EPOCH; owners are root:root.
+// file is one file a .deb installs: data, or a file to copy.
+type file struct {
+	data []byte
+	src  string
+	mode os.FileMode
+}
+
+// contents is one binary package: its files, conffiles, control file and
+// maintainer scripts.
+type contents struct {
+	files     map[string]file
+	conffiles []string
+	control   string
+	scripts   map[string]string
+}
+
+// Build writes the kubelet's .deb.
 func Build(ctx context.Context, o Options) error {
+	depends, err := Depends(o.Binary)
+	if err != nil {
+		return err
+	}
+	r := o.Release
+	c := contents{
+		files: map[string]file{
+			UnitPath:                          {data: []byte(UnitFile(r, o.Variant, ReadsFlags(r))), mode: 0o644},
+			BinPath:                           {src: o.Binary, mode: 0o755},
+			"usr/share/doc/kubelet/copyright": {data: []byte(copyrightFile(r)), mode: 0o644},
+		},
+		scripts: MaintainerScripts(r, o.Variant),
+	}
+	// /etc/default/kubelet is the admin's: dpkg keeps their edits on upgrade.
+	if ShipsFlags(r) {
+		c.files[DefaultPath] = file{data: []byte(official.FlagsFile), mode: 0o644}
+		c.conffiles = []string{"/" + DefaultPath}
+	}
+	return build(ctx, o, c, func(sizeKiB int64) string { return controlFile(r, o, depends, sizeKiB) })
+}
+
+// build stages c in a temporary directory next to o.Out and runs dpkg-deb
+// on it. Every file gets the release's build date as mtime and dpkg-deb
+// gets it as SOURCE_DATE_EPOCH; owners are root:root. control renders the
+// control file for the installed size.
+func build(ctx context.Context, o Options, c contents, control func(sizeKiB int64) string) error {
 	if _, err := exec.LookPath("dpkg-deb"); err != nil {
 		return fmt.Errorf("dpkg-deb is needed to build the .deb (Debian package dpkg): %w", err)
 	}
@@ -69,28 +109,8 @@ func Build(ctx context.Context, o Options) error {
 	}
 	defer fsutil.RemoveAll(stage)
 	r := o.Release
-	depends, err := Depends(o.Binary)
-	if err != nil {
-		return err
-	}
-	files := map[string]struct {
-		data []byte
-		src  string
-		mode os.FileMode
-	}{
-		UnitPath:                          {data: []byte(UnitFile(r, o.Variant, ReadsFlags(r))), mode: 0o644},
-		BinPath:                           {src: o.Binary, mode: 0o755},
-		"usr/share/doc/kubelet/copyright": {data: []byte(copyrightFile(r)), mode: 0o644},
-	}
-	if ShipsFlags(r) {
-		files[DefaultPath] = struct {
-			data []byte
-			src  string
-			mode os.FileMode
-		}{data: []byte(official.FlagsFile), mode: 0o644}
-	}
 	var size int64
-	for rel, f := range files {
+	for rel, f := range c.files {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
@@ -111,20 +131,18 @@ func Build(ctx context.Context, o Options) error {
 		}
 		size += (fi.Size() + 1023) / 1024
 	}
-	control := controlFile(r, o, depends, size)
 	if err := os.MkdirAll(filepath.Join(stage, "DEBIAN"), 0o755); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "control"), []byte(control), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "control"), []byte(control(size)), 0o644); err != nil {
 		return err
 	}
-	// /etc/default/kubelet is the admin's: dpkg keeps their edits on upgrade.
-	if ShipsFlags(r) {
-		if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "conffiles"), []byte("/"+DefaultPath+"\n"), 0o644); err != nil {
+	if len(c.conffiles) > 0 {
+		if err := os.WriteFile(filepath.Join(stage, "DEBIAN", "conffiles"), []byte(strings.Join(c.conffiles, "\n")+"\n"), 0o644); err != nil {
 			return err
 		}
 	}
-	for name, script := range MaintainerScripts(r, o.Variant) {
+	for name, script := range c.scripts {
 		if err := os.WriteFile(filepath.Join(stage, "DEBIAN", name), []byte(script), 0o755); err != nil {
 			return err
 		}
@@ -156,38 +174,46 @@ func Build(ctx context.Context, o Options) error {
 	return os.Rename(tmp, o.Out)
 }
 
-// Depends computes the Depends field: libc6 at the newest GLIBC symbol
-// version a dynamically linked (cgo) binary needs, then the tools kubelet
-// execs on every node.
+// Depends computes the kubelet's Depends field: libc6 at the newest GLIBC
+// symbol version a dynamically linked (cgo) binary needs, then the tools
+// kubelet execs on every node.
 func Depends(binary string) (string, error) {
-	f, err := elf.Open(binary)
+	deps, err := libcDepends(binary)
 	if err != nil {
 		return "", err
-	}
-	libs, _ := f.ImportedLibraries()
-	f.Close()
-	deps := []string{}
-	if len(libs) > 0 {
-		for _, l := range libs {
-			if !slices.ContainsFunc([]string{"libc.so.", "libpthread.so.", "libdl.so.", "libresolv.so."}, func(p string) bool { return strings.HasPrefix(l, p) }) {
-				return "", fmt.Errorf("%s links %s, which the package does not know a dependency for", binary, l)
-			}
-		}
-		newest, err := glibc.Newest(binary)
-		if err != nil {
-			return "", err
-		}
-		if newest != "" {
-			deps = append(deps, "libc6 (>= "+newest+")")
-		} else {
-			deps = append(deps, "libc6")
-		}
 	}
 	// iptables: kubelet programs the KUBE-* chains; mount: volume mounts;
 	// init-system-helpers: the maintainer scripts' deb-systemd-helper and
 	// deb-systemd-invoke, at the version debhelper asked for then.
 	deps = append(deps, "iptables", "mount", "init-system-helpers (>= 1.18~)")
 	return strings.Join(deps, ", "), nil
+}
+
+// libcDepends is libc6 at the newest GLIBC symbol version binary needs
+// (nothing for a static binary).
+func libcDepends(binary string) ([]string, error) {
+	f, err := elf.Open(binary)
+	if err != nil {
+		return nil, err
+	}
+	libs, _ := f.ImportedLibraries()
+	f.Close()
+	if len(libs) == 0 {
+		return nil, nil
+	}
+	for _, l := range libs {
+		if !slices.ContainsFunc([]string{"libc.so.", "libpthread.so.", "libdl.so.", "libresolv.so."}, func(p string) bool { return strings.HasPrefix(l, p) }) {
+			return nil, fmt.Errorf("%s links %s, which the package does not know a dependency for", binary, l)
+		}
+	}
+	newest, err := glibc.Newest(binary)
+	if err != nil {
+		return nil, err
+	}
+	if newest != "" {
+		return []string{"libc6 (>= " + newest + ")"}, nil
+	}
+	return []string{"libc6"}, nil
 }
 
 var libc6RE = regexp.MustCompile(`libc6 \(>= ([0-9.]+)\)`)
@@ -203,20 +229,21 @@ func DependsFloor(depends, floor string) error {
 }
 
 func controlFile(r *matrix.Release, o Options, depends string, sizeKiB int64) string {
+	return control(Package, o.Version, depends, sizeKiB, Relations, description(r, o.Variant, o.SHA256))
+}
+
+// control renders a binary package's control file.
+func control(pkg, version, depends string, sizeKiB int64, relations [][2]string, desc string) string {
 	fields := [][2]string{
-		{"Package", Package},
-		{"Version", o.Version},
+		{"Package", pkg},
+		{"Version", version},
 		{"Architecture", "amd64"},
 		{"Maintainer", maintainer},
 		{"Installed-Size", strconv.FormatInt(sizeKiB, 10)},
 		{"Depends", depends},
 	}
-	fields = append(fields, Relations...)
-	fields = append(fields, [][2]string{
-		{"Section", "admin"},
-		{"Priority", "optional"},
-		{"Description", description(r, o.Variant, o.SHA256)},
-	}...)
+	fields = append(fields, relations...)
+	fields = append(fields, [][2]string{{"Section", "admin"}, {"Priority", "optional"}, {"Description", desc}}...)
 	var b strings.Builder
 	for _, f := range fields {
 		fmt.Fprintf(&b, "%s: %s\n", f[0], strings.TrimSuffix(f[1], "\n"))
@@ -377,12 +404,35 @@ License: Apache-2.0
 `, r.ModuleVersion())
 }
 
-// Check inspects deb with dpkg-deb -I and -c, installs it into a throwaway
-// root with dpkg --root (dependencies not installed there, so forced), runs
-// the installed kubelet --version and returns its output. wantVersion is
-// the Debian version, wantKubelet what --version must print; the root is
-// made under tmpParent and removed.
+// Check inspects the kubelet's deb with dpkg-deb -I and -c, installs it
+// into a throwaway root with dpkg --root (dependencies not installed
+// there, so forced), checks the postinst enabled and started the kubelet,
+// runs the installed kubelet --version and returns its output. wantVersion
+// is the Debian version, wantKubelet what --version must print; the root
+// is made under tmpParent and removed.
 func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, tmpParent string, log io.Writer) (string, error) {
+	return check(ctx, checkSpec{pkg: Package, bin: BinPath, unit: UnitPath, installed: func(root string, out []byte) error {
+		// As the official package: enabled and started on first install.
+		if _, err := os.Lstat(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
+			calls, _ := scratchroot.Calls(root)
+			return fmt.Errorf("the postinst did not enable kubelet.service in the throwaway root: %w; the calls:\n%s\n%s", err, strings.Join(calls, "\n"), out)
+		}
+		if st := scratchroot.UnitState(root, "kubelet.service"); st != "active" {
+			calls, _ := scratchroot.Calls(root)
+			return fmt.Errorf("the postinst did not start kubelet.service (state %q); the calls:\n%s", st, strings.Join(calls, "\n"))
+		}
+		return nil
+	}}, debPath, wantVersion, wantKubelet, glibcFloor, tmpParent, log)
+}
+
+// checkSpec is what one binary package must install and do.
+type checkSpec struct {
+	pkg, bin, unit string
+	// installed checks the throwaway root after dpkg -i (out is its output).
+	installed func(root string, out []byte) error
+}
+
+func check(ctx context.Context, c checkSpec, debPath, wantVersion, wantBinary, glibcFloor, tmpParent string, log io.Writer) (string, error) {
 	info, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-deb", Args: []string{"-I", debPath}})
 	if err != nil {
 		return "", err
@@ -391,7 +441,7 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 	if err != nil {
 		return "", err
 	}
-	want := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: amd64\n", Package, wantVersion)
+	want := fmt.Sprintf("Package: %s\nVersion: %s\nArchitecture: amd64\n", c.pkg, wantVersion)
 	if string(fields) != want {
 		return "", fmt.Errorf("%s: control fields\n%s\nwant\n%s\n(dpkg-deb -I:\n%s)", debPath, fields, want, info)
 	}
@@ -416,12 +466,12 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 			return "", fmt.Errorf("%s: %s is owned by %s, not root/root", debPath, f[len(f)-1], f[1])
 		}
 		entries = append(entries, strings.TrimPrefix(f[5], "./"))
-		if strings.HasPrefix(f[5], "./"+BinPath) && !strings.HasPrefix(f[0], "-rwxr-xr-x") {
-			return "", fmt.Errorf("%s: %s has mode %s", debPath, BinPath, f[0])
+		if strings.HasPrefix(f[5], "./"+c.bin) && !strings.HasPrefix(f[0], "-rwxr-xr-x") {
+			return "", fmt.Errorf("%s: %s has mode %s", debPath, c.bin, f[0])
 		}
 	}
 	sort.Strings(entries)
-	for _, p := range []string{BinPath, UnitPath} {
+	for _, p := range []string{c.bin, c.unit} {
 		if i := sort.SearchStrings(entries, p); i == len(entries) || entries[i] != p {
 			return "", fmt.Errorf("%s does not install /%s; it holds:\n%s", debPath, p, list)
 		}
@@ -458,29 +508,23 @@ func Check(ctx context.Context, debPath, wantVersion, wantKubelet, glibcFloor, t
 		return "", err
 	}
 	fmt.Fprintf(log, "dpkg --root=<tmp> -i (%s):\n%s", time.Since(start).Round(10*time.Millisecond), indent(string(out)))
-	status, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-query", Args: []string{"--admindir=" + admin, "-W", "-f", "${Status} ${Version}", Package}})
+	status, err := execx.Run(ctx, execx.Cmd{Name: "dpkg-query", Args: []string{"--admindir=" + admin, "-W", "-f", "${Status} ${Version}", c.pkg}})
 	if err != nil {
 		return "", err
 	}
 	if got := string(status); got != "install ok installed "+wantVersion {
-		return "", fmt.Errorf("dpkg records %s as %q in the throwaway root", Package, got)
+		return "", fmt.Errorf("dpkg records %s as %q in the throwaway root", c.pkg, got)
 	}
-	// As the official package: enabled and started on first install.
-	if _, err := os.Lstat(filepath.Join(root, "etc/systemd/system/multi-user.target.wants/kubelet.service")); err != nil {
-		calls, _ := scratchroot.Calls(root)
-		return "", fmt.Errorf("the postinst did not enable kubelet.service in the throwaway root: %w; the calls:\n%s\n%s", err, strings.Join(calls, "\n"), out)
+	if err := c.installed(root, out); err != nil {
+		return "", err
 	}
-	if st := scratchroot.UnitState(root, "kubelet.service"); st != "active" {
-		calls, _ := scratchroot.Calls(root)
-		return "", fmt.Errorf("the postinst did not start kubelet.service (state %q); the calls:\n%s", st, strings.Join(calls, "\n"))
-	}
-	ver, err := execx.Run(ctx, execx.Cmd{Name: filepath.Join(root, BinPath), Args: []string{"--version"}})
+	ver, err := execx.Run(ctx, execx.Cmd{Name: filepath.Join(root, c.bin), Args: []string{"--version"}})
 	if err != nil {
 		return "", err
 	}
 	got := strings.TrimSpace(string(ver))
-	if got != wantKubelet {
-		return "", fmt.Errorf("installed kubelet --version prints %q, want %q", got, wantKubelet)
+	if got != wantBinary {
+		return "", fmt.Errorf("installed %s --version prints %q, want %q", filepath.Base(c.bin), got, wantBinary)
 	}
 	return got, nil
 }

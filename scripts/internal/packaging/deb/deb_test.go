@@ -75,3 +75,54 @@ func TestBuildAndCheck(t *testing.T) {
 		t.Errorf("a Depends above the floor passed: %v", err)
 	}
 }
+
+// The shim's .deb around the same stand-in: its files, and an install
+// that enables and starts nothing; a postinst that started it is caught.
+func TestBuildAndCheckShim(t *testing.T) {
+	testtool.Need(t, "dpkg-deb", "dpkg", "dpkg-query")
+	bin, err := exec.LookPath("true")
+	if err != nil {
+		t.Fatalf("no true(1) on PATH (%v): Debian's coreutils (Essential) provides it", err)
+	}
+	want, err := execx.Run(context.Background(), execx.Cmd{Name: bin, Args: []string{"--version"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, err := glibc.Newest(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := &matrix.Release{Release: "1.23.17", BuildDate: time.Unix(1677072466, 0).UTC(),
+		Era: matrix.EraModules, CGO: true, Go: "go1.26.8", PauseImage: "pause:3.6", Series: matrix.Series{Build: "k118-build", Shim: "dockershim", Fixes: "k123-fixes"}}
+	out := filepath.Join(dir, ShimFileName("1.23.17+k123-fixes"))
+	o := Options{Release: r, Variant: matrix.Patched, Version: "1.23.17+k123-fixes", Binary: bin, SHA256: strings.Repeat("0", 64), Out: out}
+	if err := BuildShim(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := execx.Run(context.Background(), execx.Cmd{Name: "dpkg-deb", Args: []string{"-c", out}})
+	for _, p := range []string{ShimBinPath, ShimUnitPath, ShimDefaultPath} {
+		if !strings.Contains(string(list), "./"+p+"\n") {
+			t.Errorf("%s does not install /%s:\n%s", filepath.Base(out), p, list)
+		}
+	}
+	conf, _ := execx.Run(context.Background(), execx.Cmd{Name: "dpkg-deb", Args: []string{"--ctrl-tarfile", out}})
+	if !strings.Contains(string(conf), "/"+ShimDefaultPath) {
+		t.Errorf("/%s is not a conffile", ShimDefaultPath)
+	}
+	if _, err := CheckShim(context.Background(), out, o.Version, strings.TrimSpace(string(want)), newest, dir, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// A shim whose postinst starts it: on a node whose kubelet 1.23
+	// serves its own dockershim, two would serve one socket.
+	c := contents{files: map[string]file{ShimBinPath: {src: bin, mode: 0o755}, ShimUnitPath: {data: []byte("[Unit]\n"), mode: 0o644}},
+		scripts: map[string]string{"postinst": "#!/bin/sh\nsystemctl start dockershim.service\n"}}
+	if err := build(context.Background(), o, c, func(int64) string {
+		return "Package: dockershim\nVersion: " + o.Version + "\nArchitecture: amd64\nMaintainer: x <x@x.invalid>\nDescription: x\n x\n"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CheckShim(context.Background(), out, o.Version, strings.TrimSpace(string(want)), newest, dir, io.Discard); err == nil || !strings.Contains(err.Error(), "must start nothing") {
+		t.Errorf("a shim package that starts the shim passed: %v", err)
+	}
+}

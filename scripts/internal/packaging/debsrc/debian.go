@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/packaging/deb"
 	"kubelet-toolchain/scripts/internal/packaging/official"
@@ -27,8 +28,8 @@ func DebianFiles(o Options) (map[string]File, error) {
 	}
 	r, v := o.Release, o.Variant
 	files := map[string]File{
-		"debian/control":         {Data: []byte(Control(r, v, o.SHA256)), Mode: 0o644},
-		"debian/rules":           {Data: []byte(Rules(r, v, o.SHA256, o.BuildCommand)), Mode: 0o755},
+		"debian/control":         {Data: []byte(Control(r, v, o.SHA256, o.ShimSHA256)), Mode: 0o644},
+		"debian/rules":           {Data: []byte(Rules(r, v, o.SHA256, o.ShimSHA256, o.BuildCommand)), Mode: 0o755},
 		"debian/changelog":       {Data: []byte(Changelog(r, v, o.Version, o.Set.Patches)), Mode: 0o644},
 		"debian/copyright":       {Data: []byte(deb.CopyrightFile(r)), Mode: 0o644},
 		"debian/source/format":   {Data: []byte("3.0 (quilt)\n"), Mode: 0o644},
@@ -42,6 +43,13 @@ func DebianFiles(o Options) (map[string]File, error) {
 	for name, script := range deb.MaintainerScripts(r, v) {
 		files["debian/kubelet."+name] = File{Data: []byte(script), Mode: 0o755}
 	}
+	if o.ShimSHA256 != "" {
+		files["debian/dockershim.service"] = File{Data: []byte(dockershim.Unit("/" + deb.ShimDefaultPath)), Mode: 0o644}
+		files["debian/dockershim.default"] = File{Data: dockershim.FlagsFileData(""), Mode: 0o644}
+		for name, script := range deb.ShimScripts(r, v) {
+			files["debian/dockershim."+name] = File{Data: []byte(script), Mode: 0o755}
+		}
+	}
 	if len(o.Set.Patches) > 0 {
 		files["debian/patches/series"] = File{Data: o.Set.SeriesFile(), Mode: 0o644}
 	}
@@ -53,8 +61,9 @@ func DebianFiles(o Options) (map[string]File, error) {
 
 // Control is debian/control: the source stanza with what the build needs,
 // and the binary package with the .deb's relationships (Depends from
-// dh_shlibdeps where the .deb computes libc6's version itself).
-func Control(r *matrix.Release, v matrix.Variant, sha256 string) string {
+// dh_shlibdeps where the .deb computes libc6's version itself); with
+// shimSHA256, the dockershim binary package too.
+func Control(r *matrix.Release, v matrix.Variant, sha256, shimSHA256 string) string {
 	build := []string{"debhelper-compat (= 13)", "golang-go (>= 2:1.21~)"}
 	if r.CGO {
 		build = append(build, "libc6-dev")
@@ -77,20 +86,43 @@ func Control(r *matrix.Release, v matrix.Variant, sha256 string) string {
 		field(f[0], f[1])
 	}
 	field("Description", deb.Description(r, v, sha256))
+	if shimSHA256 != "" {
+		b.WriteString("\n")
+		field("Package", deb.ShimPackage)
+		field("Architecture", "amd64")
+		field("Depends", "${shlibs:Depends}, ${misc:Depends}, iptables")
+		for _, f := range deb.ShimRelations {
+			field(f[0], f[1])
+		}
+		field("Description", deb.ShimDescription(r, v, shimSHA256))
+	}
 	return b.String()
 }
 
 // Rules is debian/rules: dh with the build as build.sh runs it, from the
 // top of a GOPATH (_build) whose src/k8s.io/kubernetes links to the tree,
 // and nothing that would change the binary (no strip, no dwz).
-func Rules(r *matrix.Release, v matrix.Variant, sha256, buildCommand string) string {
+func Rules(r *matrix.Release, v matrix.Variant, sha256, shimSHA256, buildCommand string) string {
+	// One recipe line per binary (buildCommand has one line each).
+	var recipe []string
+	for _, l := range strings.Split(buildCommand, "\n") {
+		recipe = append(recipe, "cd _build && "+strings.ReplaceAll(l, "$", "$$"))
+	}
+	install, sums := "", ""
+	if shimSHA256 != "" {
+		sums = "\n# and the dockershim's:\n#   " + shimSHA256
+		install = `
+	install -D -m 0755 _build/dockershim debian/dockershim/usr/bin/dockershim
+	install -D -m 0644 debian/dockershim.service debian/dockershim/` + deb.ShimUnitPath + `
+	install -D -m 0644 debian/dockershim.default debian/dockershim/` + deb.ShimDefaultPath
+	}
 	return fmt.Sprintf(`#!/usr/bin/make -f
 # kubelet %s, built with the toolchain's build.sh line
 # from the top of a GOPATH (_build) whose src/k8s.io/kubernetes links to
 # this tree. With Go %s (GOTOOLCHAIN in the line: another Go >= 1.21
 # fetches it; set it to "local" to build with the installed Go instead)
 # the kubelet's sha256 is the released binary's:
-#   %s
+#   %s%s
 
 # A build chroot may have no usable HOME: keep the Go cache in the tree
 # unless one is given.
@@ -104,7 +136,7 @@ override_dh_auto_configure:
 override_dh_auto_build:
 	mkdir -p _build/src/k8s.io
 	ln -sfn ../../.. _build/src/k8s.io/kubernetes
-	cd _build && %s
+	%s
 
 # The in-tree tests need a GOPATH of their own (make test-tree).
 override_dh_auto_test:
@@ -112,7 +144,7 @@ override_dh_auto_test:
 override_dh_auto_install:
 	install -D -m 0755 _build/kubelet debian/kubelet/usr/bin/kubelet
 	install -D -m 0644 debian/kubelet.service debian/kubelet/lib/systemd/system/kubelet.service
-	if [ -f debian/kubelet.default ]; then install -D -m 0644 debian/kubelet.default debian/kubelet/etc/default/kubelet; fi
+	if [ -f debian/kubelet.default ]; then install -D -m 0644 debian/kubelet.default debian/kubelet/etc/default/kubelet; fi%s
 
 # The unit is installed above and debian/kubelet.postinst, .prerm and
 # .postrm enable, start and stop it as the official package's did
@@ -125,7 +157,7 @@ override_dh_strip override_dh_dwz:
 
 override_dh_auto_clean:
 	rm -rf _build
-`, r.GitVersion(v), r.Go, sha256, strings.ReplaceAll(buildCommand, "$", "$$"))
+`, r.GitVersion(v), r.Go, sha256, sums, strings.Join(recipe, "\n\t"), install)
 }
 
 // Changelog is debian/changelog: an entry naming each series and its

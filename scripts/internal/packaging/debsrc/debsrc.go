@@ -60,9 +60,11 @@ type Options struct {
 	Variant matrix.Variant
 	// Version is the Debian version, the binary .deb's: 1.9.11+k19-fixes.
 	Version string
-	// SHA256 is the released kubelet's.
-	SHA256 string
-	Set    *quilt.Set
+	// SHA256 is the released kubelet's; ShimSHA256 the released
+	// dockershim's, for a release that serves it on its own (the source
+	// then builds the dockershim binary package too).
+	SHA256, ShimSHA256 string
+	Set                *quilt.Set
 	// BuildCommand is build.sh's one line (run from the top of a GOPATH).
 	BuildCommand string
 	// Orig is the orig tarball on disk (the restored tree).

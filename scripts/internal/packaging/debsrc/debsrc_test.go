@@ -128,6 +128,48 @@ func TestDebianFiles(t *testing.T) {
 // Builds a source package around a stand-in tree with the real
 // dpkg-source, twice (same bytes), then checks it against the tree the
 // patches make, and against a tree that differs.
+// A release serving its dockershim on its own: the source builds a second
+// binary package from the same tree, its files in debian/, and make reads
+// the rules (make -n runs no recipe).
+func TestDebianFilesWithShim(t *testing.T) {
+	testtool.Need(t, "make")
+	r := release()
+	r.Series.Shim = "dockershim"
+	files, err := debsrc.DebianFiles(debsrc.Options{Release: r, Variant: matrix.Patched, Version: "1.9.11+k19-fixes", SHA256: strings.Repeat("ab", 32),
+		ShimSHA256: strings.Repeat("cd", 32), Set: set(t),
+		BuildCommand: "( env GOPATH=\"$PWD\" go build -o dockershim k8s.io/kubernetes/cmd/dockershim )\nenv GOPATH=\"$PWD\" go build -o kubelet k8s.io/kubernetes/cmd/kubelet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"debian/control": {"\nPackage: kubelet\n", "\nPackage: dockershim\nArchitecture: amd64\nDepends: ${shlibs:Depends}, ${misc:Depends}, iptables\n", strings.Repeat("cd", 32)},
+		"debian/rules": {"\tcd _build && ( env GOPATH=\"$$PWD\" go build -o dockershim k8s.io/kubernetes/cmd/dockershim )\n\tcd _build && env GOPATH=\"$$PWD\" go build -o kubelet",
+			"install -D -m 0755 _build/dockershim debian/dockershim/usr/bin/dockershim\n", "debian/dockershim/lib/systemd/system/dockershim.service\n",
+			"debian/dockershim/etc/default/dockershim"},
+		"debian/dockershim.service":  {"EnvironmentFile=-/etc/default/dockershim\n", "ExecStart=/usr/bin/dockershim $DOCKERSHIM_ARGS\n"},
+		"debian/dockershim.default":  {"DOCKERSHIM_ARGS=\"\"\n"},
+		"debian/dockershim.postinst": {"try-restart dockershim.service"},
+		"debian/dockershim.prerm":    {"systemctl stop dockershim.service"},
+	}
+	for name, parts := range want {
+		for _, p := range parts {
+			if !strings.Contains(string(files[name].Data), p) {
+				t.Errorf("%s lacks %q:\n%s", name, p, files[name].Data)
+			}
+		}
+	}
+	if strings.Contains(string(files["debian/dockershim.postinst"].Data), "enable") {
+		t.Errorf("the shim's postinst enables it:\n%s", files["debian/dockershim.postinst"].Data)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "rules"), files["debian/rules"].Data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("make", "-n", "-f", filepath.Join(dir, "rules"), "-C", dir, "override_dh_auto_build", "override_dh_auto_install").CombinedOutput(); err != nil {
+		t.Errorf("make cannot read debian/rules: %v\n%s", err, out)
+	}
+}
+
 func TestBuildAndCheck(t *testing.T) {
 	testtool.Need(t, "dpkg-source", "patch", "diff")
 	ctx := context.Background()

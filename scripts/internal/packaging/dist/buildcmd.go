@@ -28,18 +28,43 @@ const ctoolchainMarker = "/__CTOOLCHAIN__"
 // toolchain's directory from.
 const CToolchainVar = "CTOOLCHAIN"
 
-// BuildCommand is the one-line shell command that rebuilds the kubelet
-// from the top directory of the extracted source tarball, writing ./kubelet:
-// the same go build arguments and environment the toolchain used, so it
-// reproduces the binary's sha256 with the pinned Go toolchain (and, for a
-// cgo release, the pinned C toolchain in $CTOOLCHAIN). Without
-// withCToolchain the line builds cgo with the machine's own cc instead:
-// the binary then needs the glibc of the machine it was built on.
+// Binaries are the release's binaries as its kubelet target builds them:
+// the kubelet, and dockershim where the release serves it on its own.
+func Binaries(r *matrix.Release, v matrix.Variant) []build.Output {
+	return build.KubeletTarget(build.Options{Release: r, Variant: v, OutputDir: "/"}).Outputs
+}
+
+// BuildCommand is the shell command that rebuilds the release's binaries
+// from the top directory of the extracted source tarball, writing
+// ./kubelet (and ./dockershim): the same go build arguments and
+// environment the toolchain used, so it reproduces the binaries' sha256
+// with the pinned Go toolchain (and, for a cgo release, the pinned C
+// toolchain in $CTOOLCHAIN). Without withCToolchain the line builds cgo
+// with the machine's own cc instead: the binaries then need the glibc of
+// the machine they were built on. One line per binary, the kubelet's
+// last and as it always was; the shim's runs in a subshell (the
+// modules-era line changes directory).
 func BuildCommand(r *matrix.Release, v matrix.Variant, withCToolchain bool) string {
+	var lines []string
+	for _, o := range Binaries(r, v) {
+		if o.Name == "kubelet" {
+			continue
+		}
+		lines = append(lines, "( "+binaryCommand(r, v, o, withCToolchain)+" )")
+	}
+	for _, o := range Binaries(r, v) {
+		if o.Name == "kubelet" {
+			lines = append(lines, binaryCommand(r, v, o, withCToolchain))
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func binaryCommand(r *matrix.Release, v matrix.Variant, o build.Output, withCToolchain bool) string {
 	p := build.Paths{CToolchain: ctoolchainMarker, GOPATH: gopathMarker, Tree: gopathMarker + "/" + treeInSource}
 	args, env := build.CompileCommand(r, v, p)
 	cdir := ctoolchain.Dir(ctoolchainMarker, r.CToolchain)
-	out := "kubelet"
+	out := o.Name
 	var b []string
 	if r.Era == matrix.EraModules {
 		// Module mode builds from the tree; the output goes back to the top.
@@ -47,7 +72,7 @@ func BuildCommand(r *matrix.Release, v matrix.Variant, withCToolchain bool) stri
 		// (the RPM and Debian builds link it into a GOPATH), and the go
 		// command resolves a relative -o from the physical directory.
 		b = append(b, "cd", treeInSource, "&&")
-		out = `"$OLDPWD/kubelet"`
+		out = `"$OLDPWD/` + o.Name + `"`
 	}
 	b = append(b, "env")
 	for _, e := range env {
@@ -68,7 +93,7 @@ func BuildCommand(r *matrix.Release, v matrix.Variant, withCToolchain bool) stri
 	for _, a := range args {
 		b = append(b, execx.Quote(a))
 	}
-	b = append(b, "-o", out, build.KubeletPackage(r))
+	b = append(b, "-o", out, o.Package)
 	return strings.Join(b, " ")
 }
 
@@ -105,7 +130,11 @@ fi
 }
 
 // buildDoc is BUILD.md at the top of the source tarball.
-func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series []string) string {
+func buildDoc(r *matrix.Release, v matrix.Variant, version, sum, shimSum string, series []string) string {
+	lines, writes, sums := "one line", "(`./build.sh` runs the same line.) It writes `./kubelet`", sum+"  kubelet"
+	if shimSum != "" {
+		lines, writes, sums = "one line per binary", "(`./build.sh` runs the same lines.) They write `./dockershim` and `./kubelet`", shimSum+"  dockershim\n"+sums
+	}
 	mode := "GOPATH mode: this directory is the GOPATH, the tree is `" + treeInSource + "`, and cgo is "
 	if r.Era == matrix.EraModules {
 		mode = "module mode with `-mod=vendor`, from `" + treeInSource + "`; cgo is "
@@ -125,18 +154,18 @@ func buildDoc(r *matrix.Release, v matrix.Variant, version, sum string, series [
 		"from the release's lock, and the series %s applied. Nothing else is\n"+
 		"needed to build it.\n\n"+
 		"## Build\n\n"+
-		"From this directory (`./build.sh` also unpacks the C toolchain first, when the release has cgo), one line:\n\n"+
+		"From this directory (`./build.sh` also unpacks the C toolchain first, when the release has cgo), %s:\n\n"+
 		"```sh\n%s\n```\n\n"+
-		"(`./build.sh` runs the same line.) It writes `./kubelet`; with Go %s,\n"+
+		"%s; with Go %s,\n"+
 		"which `GOTOOLCHAIN` selects (a newer local Go fetches it on first use),\n"+
 		"its sha256 is the released binary's:\n\n"+
-		"```\n%s  kubelet\n```\n\n"+
+		"```\n%s\n```\n\n"+
 		"The build is %s. It is reproducible: `-trimpath`, an empty build id,\n"+
 		"and the version stamped with the release's own commit and build date\n"+
 		"(`kubelet --version` prints `Kubernetes %s`). To build with your own\n"+
 		"toolchain set `GOTOOLCHAIN=local` in the line above: the binary then\n"+
 		"works the same but its sha256 is that toolchain's.\n",
-		version, r.ModuleVersion(), r.ModuleSum, orNone(series), BuildCommand(r, v, true), r.Go, sum, mode, r.GitVersion(v))
+		version, r.ModuleVersion(), r.ModuleSum, orNone(series), lines, BuildCommand(r, v, true), writes, r.Go, sums, mode, r.GitVersion(v))
 }
 
 func orNone(s []string) string {

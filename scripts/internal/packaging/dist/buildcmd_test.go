@@ -1,6 +1,9 @@
 package dist
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +33,47 @@ func TestBuildCommand(t *testing.T) {
 	for _, want := range []string{"cd src/k8s.io/kubernetes && env ", "GOFLAGS=-mod=vendor", `-o "$OLDPWD/kubelet" ./cmd/kubelet`, "CGO_ENABLED=0", "-tags selinux"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("modules command lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A release serving its dockershim on its own: build.sh's lines build both
+// binaries into the top directory, whichever era (the modules-era line
+// changes directory: the shim's runs first, in a subshell), and the
+// kubelet's line is the one every other release has.
+func TestBuildCommandWithShim(t *testing.T) {
+	for _, era := range []matrix.Era{matrix.EraGodeps, matrix.EraModules} {
+		r := &matrix.Release{Release: "1.23.17", GitCommit: strings.Repeat("a", 40), BuildDate: time.Unix(1677072466, 0).UTC(),
+			Era: era, Go: "go1.26.8", Series: matrix.Series{Build: "k118-build", Fixes: "k123-fixes"}}
+		kubelet := BuildCommand(r, matrix.Patched, true)
+		r.Series.Shim = "dockershim"
+		lines := strings.Split(BuildCommand(r, matrix.Patched, true), "\n")
+		if len(lines) != 2 || lines[1] != kubelet || !strings.HasPrefix(lines[0], "( ") || !strings.Contains(lines[0], "dockershim") {
+			t.Fatalf("%s: want the shim's line in a subshell, then the kubelet's as without a shim:\n%s", era, strings.Join(lines, "\n"))
+		}
+		// Run them with a go that only writes its -o, from a top directory
+		// laid out as the source tarball's.
+		top := t.TempDir()
+		bin := filepath.Join(top, "fakebin")
+		if err := os.MkdirAll(filepath.Join(top, treeInSource), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(bin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fake := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = -o ]; then echo built > \"$2\"; fi; shift; done\n"
+		if err := os.WriteFile(filepath.Join(bin, "go"), []byte(fake), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("sh", "-ec", strings.Join(lines, "\n"))
+		cmd.Dir, cmd.Env = top, append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", era, err, out)
+		}
+		for _, name := range []string{"dockershim", "kubelet"} {
+			if _, err := os.Stat(filepath.Join(top, name)); err != nil {
+				t.Errorf("%s: the lines wrote no ./%s: %v", era, name, err)
+			}
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/packaging/deb"
+	"kubelet-toolchain/scripts/internal/packaging/quilt"
 	"kubelet-toolchain/scripts/internal/packaging/sbom"
 	"kubelet-toolchain/scripts/internal/pipeline/build"
 	"kubelet-toolchain/scripts/internal/pipeline/checksums"
@@ -37,6 +38,9 @@ type CheckResult struct {
 	// Released is the sha256 of the kubelet in the binary tarball,
 	// Rebuilt the one built from the source tarball.
 	Released, Rebuilt string
+	// ShimReleased and ShimRebuilt are dockershim's, for a release that
+	// serves it on its own; ShimVersion what the installed one printed.
+	ShimReleased, ShimRebuilt, ShimVersion string
 	// Recorded is CHECKSUMS' sha256 for the release and variant ("" when
 	// it records none).
 	Recorded       string
@@ -58,7 +62,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	dir := Dir(m, r)
 	version := r.PackageVersion(v)
-	names := NamesFor(version)
+	names := NamesFor(r, version)
 	res := &CheckResult{}
 	cleanStale(filepath.Join(m.OutputDir(), r.Release), ".rebuild-*", ".deb-root-*")
 	sums, err := ReadSums(dir)
@@ -71,7 +75,7 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	}
 	// Every artifact's sum first: a changed file fails here in a second,
 	// before the rebuilds.
-	for _, n := range append([]string{names.BinaryTarball, names.SourceTarball, names.SBOM, names.Deb}, dn.Files()...) {
+	for _, n := range append(names.Files(), dn.Files()...) {
 		want, ok := sums[n]
 		if !ok {
 			return nil, fmt.Errorf("%s lists no %s (run make package VERSION=%s VARIANT=%s)", SumsFile, n, r.Release, v)
@@ -84,15 +88,17 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 			return nil, fmt.Errorf("%s: sha256 %s, %s says %s", n, got, SumsFile, want)
 		}
 	}
-	fmt.Fprintf(o.Log, "ok   %s matches the artifacts (%d files)\n", SumsFile, 4+len(dn.Files()))
+	fmt.Fprintf(o.Log, "ok   %s matches the artifacts (%d files)\n", SumsFile, len(names.Files())+len(dn.Files()))
 
 	res.Released, err = memberSHA256(filepath.Join(dir, names.BinaryTarball), names.BinaryTop+"/kubelet")
 	if err != nil {
 		return nil, err
 	}
-	if res.Rebuilt, res.RebuildTook, err = rebuild(ctx, o, names); err != nil {
+	var rebuilt map[string]string
+	if rebuilt, res.RebuildTook, err = rebuild(ctx, o, names); err != nil {
 		return nil, err
 	}
+	res.Rebuilt = rebuilt["kubelet"]
 	if res.Rebuilt != res.Released {
 		return nil, fmt.Errorf("the kubelet rebuilt from %s has sha256 %s; the released one %s", names.SourceTarball, res.Rebuilt, res.Released)
 	}
@@ -109,6 +115,11 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
 
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
+	if HasShim(r) {
+		if err := checkShim(ctx, o, names, p, rebuilt[deb.ShimPackage], res); err != nil {
+			return nil, err
+		}
+	}
 	set, mods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
@@ -130,19 +141,19 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "ok   %s installs into a throwaway root; its kubelet --version: %s\n", names.Deb, res.KubeletVersion)
-	if res.Distro, err = checkDistro(ctx, o, dn, res.Released, res.Recorded); err != nil {
+	if res.Distro, err = checkDistro(ctx, o, dn, res.Released, res.Recorded, res.ShimReleased); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
 // rebuild extracts the source tarball with tar(1), as a packager would,
-// and runs ./build.sh in it.
-func rebuild(ctx context.Context, o CheckOptions, names Names) (string, time.Duration, error) {
+// runs ./build.sh in it, and returns the sha256 of each binary it built.
+func rebuild(ctx context.Context, o CheckOptions, names Names) (map[string]string, time.Duration, error) {
 	parent := filepath.Join(o.Matrix.OutputDir(), o.Release.Release)
 	tmp, err := os.MkdirTemp(parent, ".rebuild-")
 	if err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	if o.Keep {
 		fmt.Fprintf(o.Log, "     keeping %s\n", tmp)
@@ -150,7 +161,7 @@ func rebuild(ctx context.Context, o CheckOptions, names Names) (string, time.Dur
 		defer fsutil.RemoveAll(tmp)
 	}
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "tar", Args: []string{"-xzf", filepath.Join(Dir(o.Matrix, o.Release), names.SourceTarball), "-C", tmp}}); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	top := filepath.Join(tmp, names.SourceTop)
 	var env []string
@@ -159,11 +170,67 @@ func rebuild(ctx context.Context, o CheckOptions, names Names) (string, time.Dur
 	}
 	start := time.Now()
 	if _, err := execx.Run(ctx, execx.Cmd{Name: "./build.sh", Dir: top, Env: env}); err != nil {
-		return "", 0, err
+		return nil, 0, err
 	}
 	took := time.Since(start)
-	sum, err := checksums.SHA256(filepath.Join(top, "kubelet"))
-	return sum, took, err
+	sums := map[string]string{}
+	for _, b := range Binaries(o.Release, o.Variant) {
+		if sums[b.Name], err = checksums.SHA256(filepath.Join(top, b.Name)); err != nil {
+			return nil, 0, fmt.Errorf("./build.sh of %s: %w", names.SourceTarball, err)
+		}
+	}
+	return sums, took, nil
+}
+
+// checkShim checks dockershim's artifacts: the binary tarball's is the
+// built one and CHECKSUMS', the source tarball rebuilt it, its SBOM
+// validates against the modules it links, its .deb installs and starts
+// nothing.
+func checkShim(ctx context.Context, o CheckOptions, names Names, p build.Paths, rebuilt string, res *CheckResult) error {
+	m, r, v := o.Matrix, o.Release, o.Variant
+	dir := Dir(m, r)
+	var err error
+	if res.ShimReleased, err = memberSHA256(filepath.Join(dir, names.BinaryTarball), names.BinaryTop+"/"+deb.ShimPackage); err != nil {
+		return err
+	}
+	res.ShimRebuilt = rebuilt
+	if rebuilt != res.ShimReleased {
+		return fmt.Errorf("the dockershim rebuilt from %s has sha256 %s; the released one %s", names.SourceTarball, rebuilt, res.ShimReleased)
+	}
+	key := checksums.KeyOf(m.OutputDir(), shimBinary(p))
+	want, err := checksums.Load(filepath.Join(m.Root, checksums.FileName))
+	if err != nil {
+		return err
+	}
+	if exp, ok := want[key]; !ok || exp != rebuilt {
+		return fmt.Errorf("the dockershim rebuilt from %s has sha256 %s; CHECKSUMS has %q for %s", names.SourceTarball, rebuilt, exp, key)
+	}
+	fmt.Fprintf(o.Log, "ok   dockershim rebuilt from %s by the same ./build.sh: sha256 %s (the released binary's and CHECKSUMS')\n", names.SourceTarball, rebuilt)
+	set, err := quilt.Export(m.Root, r, v)
+	if err != nil {
+		return err
+	}
+	mods, err := shimModules(ctx, m, r, v, p)
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(dir, names.ShimSBOM))
+	if err != nil {
+		return err
+	}
+	sum, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree))
+	if err != nil {
+		return fmt.Errorf("%s: %w", names.ShimSBOM, err)
+	}
+	if !strings.Contains(string(data), rebuilt) {
+		return fmt.Errorf("%s does not record the released dockershim's sha256 %s", names.ShimSBOM, rebuilt)
+	}
+	fmt.Fprintf(o.Log, "ok   %s validates: %d packages (%d modules), %d patch files\n", names.ShimSBOM, sum.Packages, len(mods), sum.Files)
+	if res.ShimVersion, err = deb.CheckShim(ctx, filepath.Join(dir, names.ShimDeb), r.PackageVersion(v), "Kubernetes "+r.GitVersion(v), r.CToolchain.GlibcFloor, filepath.Join(m.OutputDir(), r.Release), o.Log); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "ok   %s installs into a throwaway root, enabling and starting nothing; its dockershim --version: %s\n", names.ShimDeb, res.ShimVersion)
+	return nil
 }
 
 // memberSHA256 hashes one member of a .tar.gz.

@@ -45,11 +45,14 @@ type Names struct {
 	BinaryTarball, SourceTarball, SBOM, Deb string
 	// BinaryTop and SourceTop are the tarballs' top directories.
 	BinaryTop, SourceTop string
+	// ShimSBOM and ShimDeb are dockershim's, for a release that serves it
+	// on its own ("" for the others).
+	ShimSBOM, ShimDeb string
 }
 
-// NamesFor returns the artifact names for version.
-func NamesFor(version string) Names {
-	return Names{
+// NamesFor returns the artifact names of r's package version.
+func NamesFor(r *matrix.Release, version string) Names {
+	n := Names{
 		BinaryTarball: "kubelet-" + version + "-linux-amd64.tar.gz",
 		BinaryTop:     "kubelet-" + version + "-linux-amd64",
 		SourceTarball: "kubelet-" + version + "-src.tar.gz",
@@ -57,7 +60,28 @@ func NamesFor(version string) Names {
 		SBOM:          "kubelet-" + version + ".spdx.json",
 		Deb:           deb.FileName(version),
 	}
+	if HasShim(r) {
+		n.ShimSBOM = deb.ShimPackage + "-" + version + ".spdx.json"
+		n.ShimDeb = deb.ShimFileName(version)
+	}
+	return n
 }
+
+// Files lists the artifacts besides the distributions' packages.
+func (n Names) Files() []string {
+	files := []string{n.BinaryTarball, n.SourceTarball, n.SBOM, n.Deb}
+	if n.ShimDeb != "" {
+		files = append(files, n.ShimSBOM, n.ShimDeb)
+	}
+	return files
+}
+
+// HasShim says whether r's packages carry its dockershim served on its
+// own: a second binary package (dockershim), from the same source.
+func HasShim(r *matrix.Release) bool { return r.Series.Shim != "" }
+
+// shimBinary is dockershim as r's kubelet target built it.
+func shimBinary(p build.Paths) string { return p.In(deb.ShimPackage) }
 
 // Dir is the dist directory of a release.
 func Dir(m *matrix.Matrix, r *matrix.Release) string {
@@ -104,7 +128,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("%s changed since it was built (sha256 %s, built %s): another build is running?", p.Binary, sum, o.SHA256)
 	}
 	version := r.PackageVersion(v)
-	names := NamesFor(version)
+	names := NamesFor(r, version)
 	dir := Dir(m, r)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -115,6 +139,16 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	set, mods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
+	}
+	var shimSum string
+	var shimMods []sbom.Module
+	if HasShim(r) {
+		if shimSum, err = checksums.SHA256(shimBinary(p)); err != nil {
+			return nil, err
+		}
+		if shimMods, err = shimModules(ctx, m, r, v, p); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Dir: dir, Version: version, Modules: len(mods), Patches: len(set.Patches)}
 	var mu sync.Mutex
@@ -132,15 +166,31 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			return nil
 		}
 	}
+	writeSBOM := func(binary, sum string, mods []sbom.Module) func(dst string) error {
+		return func(dst string) error {
+			doc, err := sbom.Generate(sbom.Input{Release: r, Variant: v, Version: version, Binary: binary, BinarySHA256: sum, Tree: p.Tree, Modules: mods, Patches: set.Patches, PatchDir: patchDir})
+			if err != nil {
+				return err
+			}
+			data, err := sbom.Marshal(doc)
+			if err != nil {
+				return err
+			}
+			if _, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
+				return err
+			}
+			return fsutil.WriteFileAtomic(dst, data, 0o644)
+		}
+	}
 	// Two at a time for two cores, the longest first: the distributions'
 	// packages (a restored tree of their own, then rpmbuild's go build;
 	// distro.go), then dpkg-deb's single-threaded xz. The first failure
 	// cancels the rest.
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(2)
-	for _, f := range []func() error{
+	steps := []func() error{
 		func() error {
-			arts, err := distroPackages(ctx, o, dir, version, sum, set)
+			arts, err := distroPackages(ctx, o, dir, version, sum, shimSum, set)
 			mu.Lock()
 			defer mu.Unlock()
 			res.Artifacts = append(res.Artifacts, arts...)
@@ -150,7 +200,7 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			return deb.Build(ctx, deb.Options{Release: r, Variant: v, Version: version, Binary: p.Binary, SHA256: sum, Out: dst})
 		}),
 		step(names.SourceTarball, func(dst string) error {
-			t, err := sourceTarball(r, v, p, names, sum)
+			t, err := sourceTarball(r, v, p, names, sum, shimSum)
 			if err != nil {
 				return err
 			}
@@ -163,21 +213,16 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 			}
 			return t.Write(dst, r.BuildDate)
 		}),
-		step(names.SBOM, func(dst string) error {
-			doc, err := sbom.Generate(sbom.Input{Release: r, Variant: v, Version: version, BinarySHA256: sum, Tree: p.Tree, Modules: mods, Patches: set.Patches, PatchDir: patchDir})
-			if err != nil {
-				return err
-			}
-			data, err := sbom.Marshal(doc)
-			if err != nil {
-				return err
-			}
-			if _, err := sbom.Validate(data, mods, sbom.PatchedModules(set.Patches, mods, p.Tree)); err != nil {
-				return err
-			}
-			return fsutil.WriteFileAtomic(dst, data, 0o644)
-		}),
-	} {
+		step(names.SBOM, writeSBOM("kubelet", sum, mods)),
+	}
+	if HasShim(r) {
+		steps = append(steps,
+			step(names.ShimDeb, func(dst string) error {
+				return deb.BuildShim(ctx, deb.Options{Release: r, Variant: v, Version: version, Binary: shimBinary(p), SHA256: shimSum, Out: dst})
+			}),
+			step(names.ShimSBOM, writeSBOM(deb.ShimPackage, shimSum, shimMods)))
+	}
+	for _, f := range steps {
 		g.Go(func() error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -206,12 +251,18 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// binaryTarball holds kubelet, LICENSE and the applied series.
+// binaryTarball holds kubelet (and dockershim), LICENSE and the applied
+// series.
 func binaryTarball(p build.Paths, n Names, set *quilt.Set) (*Tarball, error) {
 	t := NewTarball()
 	top := n.BinaryTop + "/"
 	if err := t.Add(Entry{Name: top + "kubelet", Src: p.Binary, Exec: true}); err != nil {
 		return nil, err
+	}
+	if n.ShimDeb != "" {
+		if err := t.Add(Entry{Name: top + deb.ShimPackage, Src: shimBinary(p), Exec: true}); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.Add(Entry{Name: top + "LICENSE", Src: filepath.Join(p.Tree, "LICENSE")}); err != nil {
 		return nil, err
@@ -233,11 +284,12 @@ func binaryTarball(p build.Paths, n Names, set *quilt.Set) (*Tarball, error) {
 }
 
 // sourceTarball holds the built tree under src/k8s.io/kubernetes with
-// BUILD.md and build.sh at the top.
-func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, sum string) (*Tarball, error) {
+// BUILD.md and build.sh at the top; sum and shimSum are the binaries'
+// (shimSum "" for a release without dockershim).
+func sourceTarball(r *matrix.Release, v matrix.Variant, p build.Paths, n Names, sum, shimSum string) (*Tarball, error) {
 	t := NewTarball()
 	top := n.SourceTop + "/"
-	if err := t.Add(Entry{Name: top + "BUILD.md", Data: []byte(buildDoc(r, v, r.PackageVersion(v), sum, r.Series.For(v)))}); err != nil {
+	if err := t.Add(Entry{Name: top + "BUILD.md", Data: []byte(buildDoc(r, v, r.PackageVersion(v), sum, shimSum, r.Series.For(v)))}); err != nil {
 		return nil, err
 	}
 	if err := t.Add(Entry{Name: top + "build.sh", Data: []byte(buildScript(r, v)), Exec: true}); err != nil {
@@ -297,4 +349,14 @@ func patchesAndModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release,
 		return nil, nil, err
 	}
 	return set, mods, nil
+}
+
+// shimModules are the modules the built dockershim links.
+func shimModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, p build.Paths) ([]sbom.Module, error) {
+	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
+	if err != nil {
+		return nil, err
+	}
+	p.Binary = shimBinary(p)
+	return sbom.Modules(ctx, r, v, p, l)
 }

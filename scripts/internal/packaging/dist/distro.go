@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"kubelet-toolchain/scripts/internal/base/dockershim"
 	"kubelet-toolchain/scripts/internal/base/fsutil"
 	"kubelet-toolchain/scripts/internal/base/matrix"
 	"kubelet-toolchain/scripts/internal/packaging/deb"
@@ -26,7 +27,9 @@ import (
 // (the restored tree), released as the orig tarball.
 type DistroNames struct {
 	Spec, SRPM, RPM string
-	Debian          debsrc.Names
+	// ShimRPM is the dockershim subpackage's ("" without one).
+	ShimRPM string
+	Debian  debsrc.Names
 	// Source0 is the restored tree's name in the SRPM; Top its top directory.
 	Source0, Top string
 }
@@ -37,19 +40,27 @@ func DistroNamesFor(r *matrix.Release, version string) (DistroNames, error) {
 	if err != nil {
 		return DistroNames{}, err
 	}
-	return DistroNames{
+	n := DistroNames{
 		Spec:    rpm.SpecFileName(version),
 		SRPM:    rpm.SRPMFileName(version),
 		RPM:     rpm.RPMFileName(version),
 		Debian:  d,
 		Source0: "kubernetes-" + r.Release + "-restored.tar.gz",
 		Top:     "kubernetes-" + r.Release,
-	}, nil
+	}
+	if HasShim(r) {
+		n.ShimRPM = rpm.ShimRPMFileName(version)
+	}
+	return n, nil
 }
 
 // Files lists the artifacts in the dist directory.
 func (n DistroNames) Files() []string {
-	return []string{n.Spec, n.SRPM, n.RPM, n.Debian.DSC, n.Debian.Orig, n.Debian.DebianTar}
+	files := []string{n.Spec, n.SRPM, n.RPM, n.Debian.DSC, n.Debian.Orig, n.Debian.DebianTar}
+	if n.ShimRPM != "" {
+		files = append(files, n.ShimRPM)
+	}
+	return files
 }
 
 // distroScratch starts the scratch directories of the restored tree.
@@ -60,7 +71,7 @@ const distroScratch = ".distro-"
 // restored tree (fetch + restore, no series) made in a scratch directory
 // and written as the orig tarball, then the Debian source package and the
 // RPMs built from it. Each file appears only once it is complete.
-func distroPackages(ctx context.Context, o Options, dir, version, sum string, set *quilt.Set) ([]Artifact, error) {
+func distroPackages(ctx context.Context, o Options, dir, version, sum, shimSum string, set *quilt.Set) ([]Artifact, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	n, err := DistroNamesFor(r, version)
 	if err != nil {
@@ -104,19 +115,26 @@ func distroPackages(ctx context.Context, o Options, dir, version, sum string, se
 	})
 	if err == nil {
 		err = step([]string{n.Debian.DSC, n.Debian.DebianTar}, func() error {
-			return debsrc.Build(ctx, debsrc.Options{Release: r, Variant: v, Version: version, SHA256: sum, Set: set,
+			return debsrc.Build(ctx, debsrc.Options{Release: r, Variant: v, Version: version, SHA256: sum, ShimSHA256: shimSum, Set: set,
 				BuildCommand: debCmd, Orig: orig, OutDir: dir, TmpParent: parent, Log: o.Log})
 		})
 	}
 	if err == nil {
-		err = step([]string{n.Spec, n.SRPM, n.RPM}, func() error {
+		rpms := []string{n.Spec, n.SRPM, n.RPM}
+		if n.ShimRPM != "" {
+			rpms = append(rpms, n.ShimRPM)
+		}
+		err = step(rpms, func() error {
 			return rpm.Build(ctx, rpm.Options{
-				Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum,
+				Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum, ShimSHA256: shimSum,
 					Source0: n.Source0, TopDir: n.Top, Patches: set.Patches, BuildCommand: cmd, CToolchain: cSource},
 				Source0Path: orig, CToolchainPath: cPath,
-				Unit:      []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
-				Sysconfig: []byte(official.FlagsFile),
-				SpecOut:   filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
+				Unit:          []byte(deb.UnitFile(r, v, rpm.SysconfigPath)),
+				Sysconfig:     []byte(official.FlagsFile),
+				ShimUnit:      []byte(dockershim.Unit(rpm.ShimSysconfigPath)),
+				ShimSysconfig: dockershim.FlagsFileData(""),
+				SpecOut:       filepath.Join(dir, n.Spec), SRPM: filepath.Join(dir, n.SRPM), RPM: filepath.Join(dir, n.RPM),
+				ShimRPM:   filepath.Join(dir, n.ShimRPM),
 				TmpParent: parent, Log: o.Log,
 			})
 		})
@@ -136,7 +154,7 @@ type DistroCheck struct {
 // Source0 (the orig tarball) and rebuilds to the released kubelet (also
 // the sha256 the build recorded and CHECKSUMS'); the RPM installs into a
 // throwaway root and runs.
-func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, recorded string) (*DistroCheck, error) {
+func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, recorded, shimReleased string) (*DistroCheck, error) {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	dir := Dir(m, r)
 	version := r.PackageVersion(v)
@@ -176,10 +194,19 @@ func checkDistro(ctx context.Context, o CheckOptions, n DistroNames, released, r
 		Patches: set.Patches, Source0: n.Source0, Orig: filepath.Join(dir, n.Debian.Orig),
 		CToolchain: cSource, CToolchainPath: cPath,
 		SHA256: released, SHA256Is: is, Kubelet: "Kubernetes " + r.GitVersion(v), ColdCache: o.ColdCache, TmpParent: parent, Log: o.Log,
+		ShimRPM: shimRPM(dir, n), ShimSHA256: shimReleased, Shim: "Kubernetes " + r.GitVersion(v),
 	}); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// shimRPM is the dockershim subpackage's path ("" without one).
+func shimRPM(dir string, n DistroNames) string {
+	if n.ShimRPM == "" {
+		return ""
+	}
+	return filepath.Join(dir, n.ShimRPM)
 }
 
 // cToolchainSource is the SRPM's Source3 for a cgo release: the C

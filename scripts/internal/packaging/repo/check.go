@@ -186,6 +186,12 @@ func onlyMinor(dir, minor string) error {
 	}
 	for _, f := range append(rpms, debs...) {
 		name := filepath.Base(f)
+		// The dockershim the minor's kubelets run with (1.23.17's in v1.24
+		// and v1.25) is not a kubelet: no node upgrades past its API
+		// server by installing it.
+		if strings.HasPrefix(name, deb.ShimPackage+"-") {
+			continue
+		}
 		if !strings.HasPrefix(name, "kubelet-"+prefix) && !strings.HasPrefix(name, "kubelet_"+prefix) {
 			return fmt.Errorf("repository %s holds %s, a kubelet of another minor: a node on %s would upgrade to it, past its API server", minor, name, minor)
 		}
@@ -258,6 +264,11 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 		if err := c.installed(ctx, cl.client, root, p, want); err != nil {
 			return fmt.Errorf("%w\n%s", err, out)
 		}
+		if p.Shim != nil {
+			if err := c.installShim(ctx, cl.client, target{st: c.el7, root: root, repo: repo}, p); err != nil {
+				return err
+			}
+		}
 		if cl.flags == "" {
 			continue
 		}
@@ -265,6 +276,53 @@ func (c *checker) installBoth(ctx context.Context, repo string, p Package) error
 			return fmt.Errorf("%s: %s: %w", p.Version, cl.what, err)
 		}
 	}
+	return nil
+}
+
+// installShim installs the dockershim p's kubelet runs with from the same
+// repository, beside it, and checks it is the released binary, runs, and
+// was neither enabled nor started (the kubelet's drop-in starts it).
+func (c *checker) installShim(ctx context.Context, client string, t target, p Package) error {
+	s := p.Shim
+	var what string
+	var out string
+	var err error
+	if client == "dnf" {
+		nvr, nerr := rpm.NVR(s.Release, s.Version)
+		if nerr != nil {
+			return nerr
+		}
+		nvr = rpm.ShimName + strings.TrimPrefix(nvr, rpm.Name)
+		what = "dnf install " + nvr
+		out, err = c.dnf(ctx, t, "install", nvr)
+	} else {
+		what = "apt-get install " + deb.ShimPackage + "=" + s.Version
+		out, err = c.apt(ctx, t, "install", deb.ShimPackage+"="+s.Version)
+	}
+	if err != nil {
+		return fmt.Errorf("%s from repository %s: %w\n%s", what, Minor(p.Release), err, out)
+	}
+	sums, err := checksums.Load(filepath.Join(c.o.Matrix.Root, checksums.FileName))
+	if err != nil {
+		return err
+	}
+	key := s.Release.Release + "/" + string(p.Variant) + "/bin/linux/amd64/" + deb.ShimPackage
+	bin := filepath.Join(t.root, "usr", "bin", deb.ShimPackage)
+	got, err := checksums.SHA256(bin)
+	if err != nil {
+		return fmt.Errorf("%s installed no dockershim: %w", what, err)
+	}
+	if want := sums[key]; got != want {
+		return fmt.Errorf("%s installed a dockershim with sha256 %s; CHECKSUMS has %q for %s", what, got, want, key)
+	}
+	ver, err := execx.Run(ctx, execx.Cmd{Name: bin, Args: []string{"--version"}, Timeout: time.Minute})
+	if err != nil {
+		return fmt.Errorf("the dockershim %s installed does not run: %w", what, err)
+	}
+	if st := scratchroot.UnitState(t.root, "dockershim.service"); st != "" {
+		return fmt.Errorf("%s left dockershim.service %q: installing it must start nothing", what, st)
+	}
+	c.logf("%-4s installed dockershim %s beside kubelet %s, starting nothing: sha256 %s, `dockershim --version`: %s", client, s.Version, p.Version, got[:12], strings.TrimSpace(string(ver)))
 	return nil
 }
 

@@ -33,7 +33,7 @@ func BuildPrevious(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v m
 	version := r.PreviousPackageVersion(v)
 	top := PreviousDir(m, pr.Previous)
 	d := filepath.Join(top, "_output", r.Release, "dist")
-	deb, rpmFile = filepath.Join(d, dist.NamesFor(version).Deb), filepath.Join(d, rpm.RPMFileName(version))
+	deb, rpmFile = filepath.Join(d, dist.NamesFor(r, version).Deb), filepath.Join(d, rpm.RPMFileName(version))
 	if _, err := os.Stat(deb); err == nil {
 		if _, err := os.Stat(rpmFile); err == nil {
 			fmt.Fprintf(log, "    previous revision %s: the packages commit %.12s made, built before\n", version, pr.Previous)

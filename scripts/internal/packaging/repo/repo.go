@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -72,25 +73,72 @@ type Package struct {
 	Version string
 	// Deb and RPM are the dist files.
 	Deb, RPM string
+	// Shim is the dockershim the kubelet runs with, published beside it:
+	// its own release's (1.23.17, one source package) or, for a kubelet
+	// that runs on it (1.24, 1.25), that release's of the same variant.
+	Shim *Shim
+}
+
+// Shim is a dockershim's packages.
+type Shim struct {
+	Release *matrix.Release
+	Version string
+	// Deb and RPM are the dist files.
+	Deb, RPM string
 }
 
 // Packages lists the packages of releases, both variants each.
 func Packages(m *matrix.Matrix, releases []*matrix.Release) []Package {
 	var out []Package
+	shimRelease, _ := m.ShimRelease()
 	for _, r := range releases {
 		for _, v := range []matrix.Variant{matrix.Vanilla, matrix.Patched} {
 			version := r.PackageVersion(v)
 			d := dist.Dir(m, r)
-			out = append(out, Package{Release: r, Variant: v, Version: version,
-				Deb: filepath.Join(d, dist.NamesFor(version).Deb), RPM: filepath.Join(d, rpm.RPMFileName(version))})
+			p := Package{Release: r, Variant: v, Version: version,
+				Deb: filepath.Join(d, dist.NamesFor(r, version).Deb), RPM: filepath.Join(d, rpm.RPMFileName(version))}
+			s := r
+			if r.RunsOnShim() {
+				s = shimRelease
+			}
+			if s != nil && dist.HasShim(s) {
+				sv := s.PackageVersion(v)
+				sd := dist.Dir(m, s)
+				p.Shim = &Shim{Release: s, Version: sv,
+					Deb: filepath.Join(sd, dist.NamesFor(s, sv).ShimDeb), RPM: filepath.Join(sd, rpm.ShimRPMFileName(sv))}
+			}
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
+// files are p's package files, the shim's too.
+func (p Package) files() []string {
+	files := []string{p.Deb, p.RPM}
+	if p.Shim != nil {
+		files = append(files, p.Shim.Deb, p.Shim.RPM)
+	}
+	return files
+}
+
 // Missing reports whether p's dist lacks its packages (make package makes them).
 func (p Package) Missing() bool {
-	for _, f := range []string{p.Deb, p.RPM} {
+	for _, f := range p.files()[:2] {
+		if _, err := os.Stat(f); err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ShimMissing reports whether the dist of p's shim lacks its packages
+// (make package of the shim's release makes them).
+func (p Package) ShimMissing() bool {
+	if p.Shim == nil {
+		return false
+	}
+	for _, f := range []string{p.Shim.Deb, p.Shim.RPM} {
 		if _, err := os.Stat(f); err != nil {
 			return true
 		}
@@ -236,9 +284,18 @@ func checkSums(p Package) error {
 	if p.Missing() {
 		return fmt.Errorf("release %s %s: no packages %s in %s (make package VERSION=%s VARIANT=%s)", p.Release.Release, p.Variant, p.Version, dir, p.Release.Release, p.Variant)
 	}
-	_, err := execx.Run(context.Background(), execx.Cmd{Name: "sha256sum", Args: []string{"--check", "--ignore-missing", "--quiet", dist.SumsFile}, Dir: dir})
-	if err != nil {
-		return fmt.Errorf("release %s %s: %s does not match the packages it lists (make package again): %w", p.Release.Release, p.Variant, filepath.Join(dir, dist.SumsFile), err)
+	dirs := []string{dir}
+	if p.Shim != nil {
+		if p.ShimMissing() {
+			return fmt.Errorf("release %s %s: no dockershim packages %s in %s (make package VERSION=%s VARIANT=%s)", p.Release.Release, p.Variant, p.Shim.Version, filepath.Dir(p.Shim.Deb), p.Shim.Release.Release, p.Variant)
+		}
+		dirs = append(dirs, filepath.Dir(p.Shim.Deb))
+	}
+	for _, dir := range dirs {
+		_, err := execx.Run(context.Background(), execx.Cmd{Name: "sha256sum", Args: []string{"--check", "--ignore-missing", "--quiet", dist.SumsFile}, Dir: dir})
+		if err != nil {
+			return fmt.Errorf("release %s %s: %s does not match the packages it lists (make package again): %w", p.Release.Release, p.Variant, filepath.Join(dir, dist.SumsFile), err)
+		}
 	}
 	return nil
 }
@@ -252,14 +309,14 @@ func yumRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 		return nil, err
 	}
 	var files, names []string
-	for _, p := range pkgs {
-		nvra, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"-qp", "--nosignature", "--qf", "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}", p.RPM}})
+	for _, src := range RPMs(pkgs) {
+		nvra, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: []string{"-qp", "--nosignature", "--qf", "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}", src}})
 		if err != nil {
 			return nil, err
 		}
 		name := strings.TrimSpace(string(nvra)) + ".rpm"
 		dst := filepath.Join(pkgDir, name)
-		if err := fsutil.CopyFile(p.RPM, dst); err != nil {
+		if err := fsutil.CopyFile(src, dst); err != nil {
 			return nil, err
 		}
 		files, names = append(files, dst), append(names, name)
@@ -274,22 +331,42 @@ func yumRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 	return names, s.detachSign(ctx, repomd, repomd+".asc", true)
 }
 
+// RPMs and Debs are the package files of pkgs, each once: the kubelets
+// and the shims they run with (two kubelets of a variant share one).
+func RPMs(pkgs []Package) []string { return packageFiles(pkgs, 1) }
+func Debs(pkgs []Package) []string { return packageFiles(pkgs, 0) }
+
+func packageFiles(pkgs []Package, i int) []string {
+	var out []string
+	for _, p := range pkgs {
+		for j, f := range p.files() {
+			if j%2 == i && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // aptRepo lays the .debs out in a pool, writes the suite's Packages and
 // Release with apt-ftparchive (which, unlike reprepro, keeps every version
 // of a package in one suite) and signs Release as InRelease and
 // Release.gpg (apt before 1.1 reads only the latter).
 func aptRepo(ctx context.Context, s *signer, dir, minor string, pkgs []Package) ([]string, error) {
-	pool := filepath.Join(dir, "pool", Component, "k", "kubelet")
 	bin := filepath.Join(dir, "dists", Suite, Component, "binary-amd64")
-	for _, d := range []string{pool, bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
 	}
 	var names []string
-	for _, p := range pkgs {
-		name := filepath.Base(p.Deb)
-		if err := fsutil.CopyFile(p.Deb, filepath.Join(pool, name)); err != nil {
+	for _, src := range Debs(pkgs) {
+		// pool/main/<initial>/<package>/, as Debian lays pools out.
+		name := filepath.Base(src)
+		pkg, _, _ := strings.Cut(name, "_")
+		pool := filepath.Join(dir, "pool", Component, pkg[:1], pkg)
+		if err := os.MkdirAll(pool, 0o755); err != nil {
+			return nil, err
+		}
+		if err := fsutil.CopyFile(src, filepath.Join(pool, name)); err != nil {
 			return nil, err
 		}
 		names = append(names, name)

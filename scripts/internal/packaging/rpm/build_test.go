@@ -52,18 +52,30 @@ const changeGo = `diff --git a/cmd/kubelet/main.go b/cmd/kubelet/main.go
 
 // Builds a SRPM and an RPM from the stand-in with the real rpmbuild, then
 // runs the checks make check-package runs, and one that must fail.
-func TestBuildAndCheck(t *testing.T) {
+func TestBuildAndCheck(t *testing.T) { buildAndCheck(t, false) }
+
+// The same with a release that serves its dockershim on its own: one
+// SRPM, two binary RPMs (kubelet and the dockershim subpackage), each
+// holding the binary the build line made.
+func TestBuildAndCheckWithShim(t *testing.T) { buildAndCheck(t, true) }
+
+func buildAndCheck(t *testing.T, shim bool) {
 	testtool.Need(t, "rpmbuild", "rpm", "go")
 	ctx := context.Background()
 	dir := t.TempDir()
 	r := &matrix.Release{Release: "1.9.11", ModuleSum: "h1:x=", GitCommit: strings.Repeat("a", 40),
 		BuildDate: time.Unix(1538170522, 0).UTC(), Era: matrix.EraGodeps, Go: runtime.Version(),
 		Series: matrix.Series{Build: "k19-build", Fixes: "k19-fixes"}}
+	files := map[string]string{"cmd/kubelet/main.go": mainGo, "pkg/version/version.go": versionGo, "LICENSE": "Apache-2.0\n"}
+	if shim {
+		r.Series.Shim = "dockershim"
+		files["cmd/dockershim/main.go"] = mainGo
+	}
 	v := matrix.Patched
 	version := r.PackageVersion(v)
 
 	tree := filepath.Join(dir, "tree")
-	for name, data := range map[string]string{"cmd/kubelet/main.go": mainGo, "pkg/version/version.go": versionGo, "LICENSE": "Apache-2.0\n"} {
+	for name, data := range files {
 		p := filepath.Join(tree, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
@@ -110,21 +122,35 @@ func TestBuildAndCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shimSum := ""
+	if shim {
+		if shimSum, err = checksums.SHA256(filepath.Join(gopath, "dockershim")); err != nil {
+			t.Fatalf("the build line made no dockershim: %v\n%s", err, line)
+		}
+	}
 
 	out := filepath.Join(dir, "out")
 	os.MkdirAll(out, 0o755)
 	o := rpm.Options{
-		Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum, Source0: "kubernetes-1.9.11-restored.tar.gz",
+		Spec: rpm.SpecInput{Release: r, Variant: v, Version: version, SHA256: sum, ShimSHA256: shimSum, Source0: "kubernetes-1.9.11-restored.tar.gz",
 			TopDir: "kubernetes-1.9.11", Patches: patches, BuildCommand: line},
 		Source0Path: orig, Unit: []byte("[Unit]\n"), Sysconfig: []byte("KUBELET_ARGS=\n"),
+		ShimUnit: []byte("[Unit]\n"), ShimSysconfig: []byte("DOCKERSHIM_ARGS=\n"),
 		SpecOut: filepath.Join(out, rpm.SpecFileName(version)), SRPM: filepath.Join(out, rpm.SRPMFileName(version)), RPM: filepath.Join(out, rpm.RPMFileName(version)),
+		ShimRPM:   filepath.Join(out, rpm.ShimRPMFileName(version)),
 		TmpParent: dir, Log: io.Discard,
 	}
 	if err := rpm.Build(ctx, o); err != nil {
 		t.Fatal(err)
 	}
 	first := map[string]string{}
-	for _, f := range []string{o.SpecOut, o.SRPM, o.RPM} {
+	built := []string{o.SpecOut, o.SRPM, o.RPM}
+	if shim {
+		built = append(built, o.ShimRPM)
+	} else if _, err := os.Stat(o.ShimRPM); err == nil {
+		t.Errorf("a release without a shim got %s", o.ShimRPM)
+	}
+	for _, f := range built {
 		first[f], _ = checksums.SHA256(f)
 	}
 	if err := rpm.Build(ctx, o); err != nil {
@@ -137,12 +163,25 @@ func TestBuildAndCheck(t *testing.T) {
 	}
 	in := rpm.CheckInput{Release: r, Variant: v, Version: version, Spec: o.SpecOut, SRPM: o.SRPM, RPM: o.RPM, Patches: patches,
 		Source0: o.Spec.Source0, Orig: orig, SHA256: sum, Kubelet: "Kubernetes " + r.GitVersion(v) + " (patched)", TmpParent: dir, Log: io.Discard}
+	if shim {
+		in.ShimRPM, in.ShimSHA256, in.Shim = o.ShimRPM, shimSum, "Kubernetes "+r.GitVersion(v)
+	}
 	res, err := rpm.Check(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Rebuilt != sum || !res.SameRPM || res.NEVRA != "kubelet-1.9.11-1.k19_fixes.x86_64" {
 		t.Errorf("Check = %+v", res)
+	}
+	if shim {
+		if res.ShimRebuilt != shimSum || !res.SameShimRPM {
+			t.Errorf("Check = %+v: the dockershim subpackage was not rebuilt as released", res)
+		}
+		in.ShimSHA256 = strings.Repeat("0", 64)
+		if _, err := rpm.Check(ctx, in); err == nil || !strings.Contains(err.Error(), "built a dockershim with sha256 "+shimSum) {
+			t.Errorf("a dockershim with another sha256 passed the check: %v", err)
+		}
+		in.ShimSHA256 = shimSum
 	}
 
 	// The spec in the dist dir without its last PatchN: the series and

@@ -37,6 +37,10 @@ type CheckInput struct {
 	CToolchain, CToolchainPath string
 	// SHA256 is the released kubelet's; Kubelet what its --version prints.
 	SHA256, Kubelet string
+	// ShimRPM and ShimSHA256 are the released dockershim subpackage and
+	// binary, for a release that serves it on its own ("" otherwise);
+	// Shim what its --version prints.
+	ShimRPM, ShimSHA256, Shim string
 	// SHA256Is says in the log where SHA256 comes from, e.g. "the released
 	// binary's and CHECKSUMS'".
 	SHA256Is string
@@ -57,6 +61,10 @@ type CheckResult struct {
 	NEVRA       string
 	// KubeletVersion is what the kubelet installed from the RPM printed.
 	KubeletVersion string
+	// ShimRebuilt is the dockershim's the rebuild made, SameShimRPM
+	// whether its subpackage is the released one byte for byte.
+	ShimRebuilt string
+	SameShimRPM bool
 }
 
 // Check verifies the released spec, SRPM and RPM: the spec's PatchN list
@@ -132,6 +140,26 @@ func Check(ctx context.Context, in CheckInput) (*CheckResult, error) {
 	}
 	fmt.Fprintf(in.Log, "ok   rpmbuild --rebuild %s in %s: kubelet sha256 %s (%s); the RPM %s\n",
 		filepath.Base(in.SRPM), res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, is, same)
+	if in.ShimSHA256 != "" {
+		shim, err := t.subpackage(nvr)
+		if err != nil {
+			return nil, err
+		}
+		if res.ShimRebuilt, err = t.fileDigest(ctx, shim, ShimBinPath); err != nil {
+			return nil, err
+		}
+		if res.ShimRebuilt != in.ShimSHA256 {
+			return nil, fmt.Errorf("rpmbuild --rebuild %s built a dockershim with sha256 %s; the released one is %s", filepath.Base(in.SRPM), res.ShimRebuilt, in.ShimSHA256)
+		}
+		if res.SameShimRPM, err = sameFile(shim, in.ShimRPM); err != nil {
+			return nil, err
+		}
+		same := "differs from the released one byte for byte"
+		if res.SameShimRPM {
+			same = "is byte-identical to the released one"
+		}
+		fmt.Fprintf(in.Log, "ok   the same rebuild's %s subpackage: dockershim sha256 %s (the released binary's); the RPM %s\n", ShimName, res.ShimRebuilt, same)
+	}
 
 	if err := t.checkRPM(ctx, in, nvr, res); err != nil {
 		return nil, err
@@ -210,18 +238,19 @@ func RequiresFloor(requires, floor string) error {
 	return nil
 }
 
-// checkRPM inspects the released RPM's header and installs it into a
-// throwaway root.
-func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *CheckResult) error {
-	name := filepath.Base(in.RPM)
-	info, err := t.query(ctx, in.RPM, "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}\n")
+// checkHeader checks a package's N-V-R.A, its files' owners, modes and
+// flags (wantModes: path -> "<perms> <fflags>"), and that its Requires name
+// no glibc above the floor.
+func (t *tool) checkHeader(ctx context.Context, in CheckInput, pkg, nvra string, wantModes map[string]string) error {
+	name := filepath.Base(pkg)
+	info, err := t.query(ctx, pkg, "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}\n")
 	if err != nil {
 		return err
 	}
-	if got := strings.TrimSpace(info); got != nvr+".x86_64" {
-		return fmt.Errorf("%s is %s, want %s.x86_64", name, got, nvr)
+	if got := strings.TrimSpace(info); got != nvra {
+		return fmt.Errorf("%s is %s, want %s", name, got, nvra)
 	}
-	files, err := t.query(ctx, in.RPM, "[%{FILEMODES:perms} %{FILEUSERNAME}:%{FILEGROUPNAME} %{FILEFLAGS:fflags} %{FILENAMES}\n]")
+	files, err := t.query(ctx, pkg, "[%{FILEMODES:perms} %{FILEUSERNAME}:%{FILEGROUPNAME} %{FILEFLAGS:fflags} %{FILENAMES}\n]")
 	if err != nil {
 		return err
 	}
@@ -239,10 +268,6 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 		}
 		modes[f[3]] = f[0] + " " + f[2]
 	}
-	wantModes := map[string]string{BinPath: "-rwxr-xr-x ", UnitPath(in.Release): "-rw-r--r-- ", ManifestsDir: "drwxr-xr-x "}
-	if ShipsFlags(in.Release) {
-		wantModes[SysconfigPath] = "-rw-r--r-- cn"
-	}
 	for p, want := range wantModes {
 		if got, ok := modes[p]; !ok {
 			return fmt.Errorf("%s does not install %s:\n%s", name, p, files)
@@ -250,13 +275,33 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 			return fmt.Errorf("%s: %s is %q, want %q (mode, flags)", name, p, got, want)
 		}
 	}
-	reqs, err := t.run(ctx, "rpm", "-qp", "--requires", in.RPM)
+	reqs, err := t.run(ctx, "rpm", "-qp", "--requires", pkg)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(in.Log, "rpm -qp --requires %s:\n  %s\n", name, strings.ReplaceAll(strings.TrimSpace(string(reqs)), "\n", "\n  "))
 	if err := RequiresFloor(string(reqs), in.Release.CToolchain.GlibcFloor); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// checkRPM inspects the released RPMs' headers and installs them into a
+// throwaway root: the kubelet's, then the shim's.
+func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *CheckResult) error {
+	name := filepath.Base(in.RPM)
+	wantModes := map[string]string{BinPath: "-rwxr-xr-x ", UnitPath(in.Release): "-rw-r--r-- ", ManifestsDir: "drwxr-xr-x "}
+	if ShipsFlags(in.Release) {
+		wantModes[SysconfigPath] = "-rw-r--r-- cn"
+	}
+	if err := t.checkHeader(ctx, in, in.RPM, nvr+".x86_64", wantModes); err != nil {
+		return err
+	}
+	if in.ShimSHA256 != "" {
+		if err := t.checkHeader(ctx, in, in.ShimRPM, ShimName+strings.TrimPrefix(nvr, Name)+".x86_64",
+			map[string]string{ShimBinPath: "-rwxr-xr-x ", ShimUnitPath: "-rw-r--r-- ", ShimSysconfigPath: "-rw-r--r-- cn"}); err != nil {
+			return err
+		}
 	}
 
 	root := filepath.Join(t.top, "root")
@@ -300,6 +345,29 @@ func (t *tool) checkRPM(ctx context.Context, in CheckInput, nvr string, res *Che
 	}
 	fmt.Fprintf(in.Log, "ok   %s (%s) installs into a throwaway root with rpm --root --nodeps -i (%s); its kubelet --version: %s\n",
 		name, res.NEVRA, time.Since(start).Round(10*time.Millisecond), res.KubeletVersion)
+	if in.ShimSHA256 == "" {
+		return nil
+	}
+	if _, err := execx.Run(ctx, execx.Cmd{Name: "rpm", Args: append(rootArgs, "--nodeps", "-i", in.ShimRPM), Env: t.env}); err != nil {
+		return err
+	}
+	if calls, _ := scratchroot.Calls(root); len(calls) > 0 {
+		return fmt.Errorf("installing %s called systemd's tools:\n%s", filepath.Base(in.ShimRPM), strings.Join(calls, "\n"))
+	}
+	shim := filepath.Join(root, ShimBinPath)
+	if sum, err := checksums.SHA256(shim); err != nil {
+		return err
+	} else if sum != in.ShimSHA256 {
+		return fmt.Errorf("the dockershim rpm installed has sha256 %s, want %s", sum, in.ShimSHA256)
+	}
+	out, err = execx.Run(ctx, execx.Cmd{Name: shim, Args: []string{"--version"}})
+	if err != nil {
+		return err
+	}
+	if got := strings.TrimSpace(string(out)); got != in.Shim {
+		return fmt.Errorf("the dockershim installed from %s prints %q, want %q", filepath.Base(in.ShimRPM), got, in.Shim)
+	}
+	fmt.Fprintf(in.Log, "ok   %s installs beside it, starting nothing; its dockershim --version: %s\n", filepath.Base(in.ShimRPM), in.Shim)
 	return nil
 }
 

@@ -25,10 +25,12 @@ type Options struct {
 	// CToolchainPath is the C toolchain's tarball, copied into SOURCES as
 	// Spec.CToolchain (a cgo release only).
 	CToolchainPath string
-	// Unit and Sysconfig are kubelet.service and /etc/sysconfig/kubelet.
-	Unit, Sysconfig []byte
-	// SpecOut, SRPM and RPM are the files to write.
-	SpecOut, SRPM, RPM string
+	// Unit and Sysconfig are kubelet.service and /etc/sysconfig/kubelet;
+	// ShimUnit and ShimSysconfig dockershim's (with Spec.ShimSHA256).
+	Unit, Sysconfig, ShimUnit, ShimSysconfig []byte
+	// SpecOut, SRPM and RPM are the files to write; ShimRPM the shim's
+	// subpackage (with Spec.ShimSHA256).
+	SpecOut, SRPM, RPM, ShimRPM string
 	// TmpParent is where rpmbuild's scratch _topdir is made.
 	TmpParent string
 	Log       io.Writer
@@ -77,6 +79,9 @@ func Build(ctx context.Context, o Options) error {
 	}
 	// SOURCES and SPECS, every mtime the build date.
 	sources := map[string][]byte{unitSource: o.Unit, sysconfigSource: o.Sysconfig}
+	if o.Spec.ShimSHA256 != "" {
+		sources[shimUnitSource], sources[shimSysconfigSource] = o.ShimUnit, o.ShimSysconfig
+	}
 	for _, p := range o.Spec.Patches {
 		name := PatchFileName(p)
 		if _, dup := sources[name]; dup {
@@ -131,13 +136,39 @@ func Build(ctx context.Context, o Options) error {
 	} else if got != o.Spec.SHA256 {
 		return fmt.Errorf("the kubelet in %s has sha256 %s, the build %s: rpmbuild changed it or %%build built another", filepath.Base(rpm), got, o.Spec.SHA256)
 	}
+	shim := ""
+	if o.Spec.ShimSHA256 != "" {
+		if shim, err = t.subpackage(nvr); err != nil {
+			return err
+		}
+		if got, err := t.fileDigest(ctx, shim, ShimBinPath); err != nil {
+			return err
+		} else if got != o.Spec.ShimSHA256 {
+			return fmt.Errorf("the dockershim in %s has sha256 %s, the build %s: rpmbuild changed it or %%build built another", filepath.Base(shim), got, o.Spec.ShimSHA256)
+		}
+	}
 	if err := fsutil.WriteFileAtomic(o.SpecOut, spec, 0o644); err != nil {
 		return err
 	}
 	if err := os.Rename(srpm, o.SRPM); err != nil {
 		return err
 	}
+	if shim != "" {
+		if err := os.Rename(shim, o.ShimRPM); err != nil {
+			return err
+		}
+	}
 	return os.Rename(rpm, o.RPM)
+}
+
+// subpackage is the dockershim RPM the last rebuild wrote beside the
+// kubelet's (nvr is the kubelet's: the subpackage shares its version).
+func (t *tool) subpackage(nvr string) (string, error) {
+	shim := filepath.Join(t.top, "RPMS", "x86_64", ShimName+strings.TrimPrefix(nvr, Name)+".x86_64.rpm")
+	if _, err := os.Stat(shim); err != nil {
+		return "", fmt.Errorf("rpmbuild --rebuild wrote no %s: %w", filepath.Base(shim), err)
+	}
+	return shim, nil
 }
 
 // tool runs rpm and rpmbuild in one scratch _topdir, with HOME there too

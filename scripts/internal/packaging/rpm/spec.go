@@ -74,8 +74,20 @@ fi
 
 // Sources other than Source0 and the patches, as named in SOURCES.
 const (
-	unitSource      = "kubelet.service"
-	sysconfigSource = "kubelet.sysconfig"
+	unitSource          = "kubelet.service"
+	sysconfigSource     = "kubelet.sysconfig"
+	shimUnitSource      = "dockershim.service"
+	shimSysconfigSource = "dockershim.sysconfig"
+)
+
+// The shim's subpackage (a release that serves its dockershim on its own):
+// its name and installed paths; the unit reads the flags file toolchain
+// switch-node writes.
+const (
+	ShimName          = "dockershim"
+	ShimBinPath       = "/usr/bin/dockershim"
+	ShimUnitPath      = "/usr/lib/systemd/system/dockershim.service"
+	ShimSysconfigPath = "/etc/sysconfig/dockershim"
 )
 
 // Version is the RPM Version of a package version <upstream>+<series>:
@@ -113,8 +125,9 @@ func NVR(r *matrix.Release, version string) (string, error) {
 // SRPMFileName and RPMFileName are the artifact names, named after the
 // package version like the other artifacts (rpmbuild's own names are
 // N-V-R.arch.rpm; rpm -qp shows those).
-func SRPMFileName(version string) string { return Name + "-" + version + ".src.rpm" }
-func RPMFileName(version string) string  { return Name + "-" + version + ".x86_64.rpm" }
+func SRPMFileName(version string) string    { return Name + "-" + version + ".src.rpm" }
+func RPMFileName(version string) string     { return Name + "-" + version + ".x86_64.rpm" }
+func ShimRPMFileName(version string) string { return ShimName + "-" + version + ".x86_64.rpm" }
 
 // SpecFileName is the spec as released next to the SRPM: named after the
 // package version, since every variant of a release shares a dist dir.
@@ -142,6 +155,9 @@ type SpecInput struct {
 	// CToolchain is the C toolchain's tarball name (Source3) for a cgo
 	// release: the line builds cgo with it, from $CTOOLCHAIN.
 	CToolchain string
+	// ShimSHA256 is the released dockershim's, for a release that serves
+	// it on its own: the spec then builds the dockershim subpackage too.
+	ShimSHA256 string
 }
 
 // Spec renders kubelet.spec.
@@ -155,7 +171,7 @@ func Spec(in SpecInput) ([]byte, error) {
 	if !strings.Contains(in.BuildCommand, pin) {
 		return nil, fmt.Errorf("the build command does not pin %s:\n%s", strings.TrimSpace(pin), in.BuildCommand)
 	}
-	buildLine := strings.Replace(esc(in.BuildCommand), pin, "GOTOOLCHAIN=%{gotoolchain} ", 1)
+	buildLine := strings.ReplaceAll(esc(in.BuildCommand), pin, "GOTOOLCHAIN=%{gotoolchain} ")
 	series := r.Series.For(v)
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
@@ -207,6 +223,10 @@ func Spec(in SpecInput) ([]byte, error) {
 	if in.CToolchain != "" {
 		field("Source3", in.CToolchain)
 	}
+	if in.ShimSHA256 != "" {
+		field("Source4", shimUnitSource)
+		field("Source5", shimSysconfigSource)
+	}
 	last := ""
 	for i, p := range in.Patches {
 		if p.Series != last {
@@ -230,6 +250,15 @@ func Spec(in SpecInput) ([]byte, error) {
 	}
 	w("%s", esc(wrap(fmt.Sprintf("The kubelet of Kubernetes %s, built reproducibly from the pinned upstream release %s (kubelet --version: Kubernetes %s). It takes the place of the official kubelet package of its release: the unit where that package had it (%s), flags in %s (KUBELET_EXTRA_ARGS, which kubeadm's drop-in reads too); installing it restarts nothing.",
 		r.ModuleVersion(), what, r.GitVersion(v), UnitPath(r), SysconfigPath))))
+	if in.ShimSHA256 != "" {
+		w("\n%%package -n %s\n", ShimName)
+		field("Summary", esc(fmt.Sprintf("dockershim of Kubernetes %s (%s), served on its own", r.ModuleVersion(), v)))
+		// dockershim's hostport and kubenet rules.
+		field("Requires", "iptables")
+		w("\n%%description -n %s\n", ShimName)
+		w("%s", esc(wrap(fmt.Sprintf("The dockershim the kubelet of Kubernetes %s served inside itself, built from the same tree (dockershim --version: Kubernetes %s, sha256 %s) and served on its own, so the kubelets of 1.24 and 1.25 run on the Docker Engine with the containers, sandboxes and checkpoints 1.23 made. Installing it starts nothing: toolchain switch-node writes its flags (%s) and the kubelet drop-in that starts it with the kubelet.",
+			r.ModuleVersion(), r.GitVersion(v), in.ShimSHA256, ShimSysconfigPath))))
+	}
 	w("\n%%prep\n")
 	w("%%autosetup -p1 -n %s\n", in.TopDir)
 	if in.CToolchain != "" {
@@ -255,6 +284,11 @@ func Spec(in SpecInput) ([]byte, error) {
 		w("install -D -p -m 0644 %%{SOURCE2} %%{buildroot}%%{_sysconfdir}/sysconfig/kubelet\n")
 	}
 	w("install -d -m 0755 %%{buildroot}%s\n", ManifestsDir)
+	if in.ShimSHA256 != "" {
+		w("install -D -p -m 0755 %%{_builddir}/gopath/dockershim %%{buildroot}%s\n", ShimBinPath)
+		w("install -D -p -m 0644 %%{SOURCE4} %%{buildroot}%s\n", ShimUnitPath)
+		w("install -D -p -m 0644 %%{SOURCE5} %%{buildroot}%s\n", ShimSysconfigPath)
+	}
 	w("\n# No restart: as the official RPM, installing this package only puts the\n")
 	w("# kubelet in place (docs/packaging.md says when to restart it).\n")
 	w("%%posttrans\n%s%s", relink, restoreFlags)
@@ -270,6 +304,14 @@ func Spec(in SpecInput) ([]byte, error) {
 	w("%%dir %s\n", ManifestsDir)
 	if ShipsFlags(r) {
 		w("%%config(noreplace) %%{_sysconfdir}/sysconfig/kubelet\n")
+	}
+	if in.ShimSHA256 != "" {
+		w("\n# No scriptlets: as the kubelet's, installing the shim starts nothing.\n")
+		w("%%files -n %s\n", ShimName)
+		w("%%defattr(-,root,root,-)\n")
+		w("%%license LICENSE\n")
+		w("%s\n%s\n", ShimBinPath, ShimUnitPath)
+		w("%%config(noreplace) %s\n", ShimSysconfigPath)
 	}
 	w("\n%%changelog\n")
 	w("%s", esc(Changelog(r, v, in.Version, rel, in.Patches)))

@@ -34,7 +34,9 @@ type Input struct {
 	Variant matrix.Variant
 	// Version is the package version, e.g. 1.9.11+k19-fixes.
 	Version string
-	// BinarySHA256 is the kubelet's sha256 (hex).
+	// Binary names the binary described: kubelet ("" too), or dockershim.
+	Binary string
+	// BinarySHA256 is its sha256 (hex).
 	BinarySHA256 string
 	// Tree is the built tree (to tell staging from vendored code).
 	Tree    string
@@ -52,7 +54,6 @@ const (
 	noAssertion   = "NOASSERTION"
 
 	// Element ids without the "SPDXRef-" the library adds when writing.
-	kubeletID    = "Package-kubelet"
 	kubernetesID = "Package-go-module-k8s.io-kubernetes"
 	stdlibID     = "Package-go-stdlib"
 )
@@ -84,7 +85,16 @@ func rel(a common.ElementID, typ string, b common.ElementID, comment string) *sp
 func Generate(in Input) (*spdx.Document, error) {
 	r := in.Release
 	created := r.BuildDate.UTC().Format(time.RFC3339)
-	name := "kubelet-" + in.Version
+	binary := in.Binary
+	if binary == "" {
+		binary = "kubelet"
+	}
+	kubeletID := common.ElementID("Package-" + binary)
+	summary := "Kubernetes node agent, linux/amd64"
+	if binary != "kubelet" {
+		summary = binary + " of Kubernetes, served on its own, linux/amd64"
+	}
+	name := binary + "-" + in.Version
 	doc := &spdx.Document{
 		SPDXVersion:       spdx.Version,
 		DataLicense:       spdx.DataLicense,
@@ -114,10 +124,10 @@ func Generate(in Input) (*spdx.Document, error) {
 		mode = "GOPATH mode"
 	}
 	kubelet := &spdx.Package{
-		PackageName:               "kubelet",
+		PackageName:               binary,
 		PackageSPDXIdentifier:     kubeletID,
 		PackageVersion:            in.Version,
-		PackageFileName:           "kubelet",
+		PackageFileName:           binary,
 		PackageDownloadLocation:   noAssertion,
 		FilesAnalyzed:             false,
 		IsFilesAnalyzedTagPresent: true,
@@ -125,9 +135,9 @@ func Generate(in Input) (*spdx.Document, error) {
 		PackageLicenseConcluded:   noAssertion,
 		PackageLicenseDeclared:    "Apache-2.0",
 		PackageCopyrightText:      noAssertion,
-		PackageSummary:            "Kubernetes node agent, linux/amd64",
-		PackageComment: fmt.Sprintf("`kubelet --version` prints Kubernetes %s. Built from %s@%s with %s (%s, cgo %s, -trimpath, empty build id); applied series: %s.",
-			gitVersion, KubernetesModule, r.ModuleVersion(), r.Go, mode, cgo, orNone(series)),
+		PackageSummary:            summary,
+		PackageComment: fmt.Sprintf("`%s --version` prints Kubernetes %s. Built from %s@%s with %s (%s, cgo %s, -trimpath, empty build id); applied series: %s.",
+			binary, gitVersion, KubernetesModule, r.ModuleVersion(), r.Go, mode, cgo, orNone(series)),
 		PrimaryPackagePurpose: "APPLICATION",
 		BuiltDate:             created,
 		ReleaseDate:           created,
@@ -231,7 +241,7 @@ func Generate(in Input) (*spdx.Document, error) {
 		for _, path := range pt.Paths {
 			mod := ModuleOf(path, in.Modules, in.Tree)
 			if mod == "" {
-				notCompiled = append(notCompiled, fmt.Sprintf("%s changes %s, whose module is not compiled into kubelet", pt.Name, path))
+				notCompiled = append(notCompiled, fmt.Sprintf("%s changes %s, whose module is not compiled into %s", pt.Name, path, binary))
 				continue
 			}
 			touched[mod] = true
@@ -249,8 +259,8 @@ func Generate(in Input) (*spdx.Document, error) {
 		}
 		p.PackageComment = note
 	}
-	doc.DocumentComment = fmt.Sprintf("kubelet %s (Kubernetes %s, %s variant): %d dependency modules compiled in, %d of them at a version this build's lock chose instead of upstream's pin (reasons in each package's comment); %d patches applied to %d modules (PATCH_APPLIED relationships).",
-		in.Version, r.ModuleVersion(), in.Variant, len(in.Modules), substituted, len(in.Patches), len(patchedBy))
+	doc.DocumentComment = fmt.Sprintf("%s %s (Kubernetes %s, %s variant): %d dependency modules compiled in, %d of them at a version this build's lock chose instead of upstream's pin (reasons in each package's comment); %d patches applied to %d modules (PATCH_APPLIED relationships).",
+		binary, in.Version, r.ModuleVersion(), in.Variant, len(in.Modules), substituted, len(in.Patches), len(patchedBy))
 	if len(notCompiled) > 0 {
 		doc.DocumentComment += " Patched but not compiled in: " + strings.Join(notCompiled, "; ") + "."
 	}
@@ -293,7 +303,7 @@ type Summary struct {
 
 // Validate parses data back with the SPDX library and checks it: the
 // library's own validation, the fields SPDX 2.3 requires, unique ids,
-// a described kubelet, every module in want present at its version, and
+// a described application (the kubelet, or dockershim), every module in want present at its version, and
 // every module in wantPatched (path@version, or k8s.io/kubernetes) patched
 // by a PATCH_APPLIED file.
 func Validate(data []byte, want []Module, wantPatched []string) (*Summary, error) {
@@ -355,17 +365,21 @@ func Validate(data []byte, want []Module, wantPatched []string) (*Summary, error
 		}
 	}
 	described := false
+	apps := map[common.ElementID]bool{}
+	for _, p := range doc.Packages {
+		apps[p.PackageSPDXIdentifier] = p.PrimaryPackagePurpose == "APPLICATION"
+	}
 	patched := map[string]bool{}
 	for _, r := range doc.Relationships {
 		switch r.Relationship {
 		case common.TypeRelationshipDescribe:
-			described = described || (r.RefA.ElementRefID == "DOCUMENT" && r.RefB.ElementRefID == kubeletID)
+			described = described || (r.RefA.ElementRefID == "DOCUMENT" && apps[r.RefB.ElementRefID])
 		case common.TypeRelationshipPatchApplied:
 			patched[ids[r.RefB.ElementRefID]] = true
 		}
 	}
 	if !described {
-		bad("the document does not DESCRIBE %s", kubeletID)
+		bad("the document does not DESCRIBE an application package (the binary)")
 	}
 	for _, m := range want {
 		if byName[m.ID()] == nil {

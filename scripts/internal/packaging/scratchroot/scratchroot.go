@@ -130,7 +130,8 @@ cmd=$1; shift
 for u in "$@"; do
 	case "$u" in *.service) ;; *) u=$u.service ;; esac
 	case "$cmd" in
-	start|restart|try-restart|reload-or-restart) setstate "$u" active ;;
+	start|restart|reload-or-restart) setstate "$u" active ;;
+	try-restart) ;; # a running unit stays running, a stopped one stopped
 	stop) setstate "$u" inactive ;;
 	enable|reenable) f=$(unitfile "$u") || { echo "Failed to enable unit: Unit file $u does not exist." >&2; exit 1; }
 		mkdir -p "$(dirname "$(wants "$u")")"; ln -sf "$f" "$(wants "$u")" ;;
@@ -165,7 +166,7 @@ exit 0
 const debSystemdInvoke = `cmd=$1; shift
 for u in "$@"; do
 	case "$cmd" in
-	start|restart|try-restart) setstate "$u" active ;;
+	start|restart) setstate "$u" active ;;
 	stop) setstate "$u" inactive ;;
 	esac
 done

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,6 +66,12 @@ type KubeletConfig struct {
 	// PodLogDir's pods/ and containers/. Both outlive one kubelet, as
 	// RootDir does.
 	Shadow, SysctlDir, PodLogDir string
+	// RuntimeArgs, when set, replace the runtime flags the framework
+	// would give (DockershimFlags; from 1.24 the remote runtime's, and the
+	// shim's own): the flags of the node's kubeadm files, as toolchain
+	// switch-node wrote them (Node.StartWith). They must still name the
+	// node's own socket and checkpoints.
+	RuntimeArgs []string
 	KubeletOptions
 }
 
@@ -151,7 +158,6 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 	args := []string{
 		"--pod-manifest-path=" + cfg.ManifestDir,
 		"--root-dir=" + cfg.RootDir,
-		"--pod-infra-container-image=" + cfg.PauseImage,
 		"--cgroup-driver=cgroupfs",
 		"--hostname-override=" + NodeName,
 		"--address=127.0.0.1",
@@ -168,6 +174,7 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		"--file-check-frequency=" + FileCheckFrequency.String(),
 		fmt.Sprintf("--v=%d", v),
 	}
+	runtime := cfg.RuntimeArgs
 	if Minor(cfg.Release) >= ShimFrom {
 		// No dockershim inside, nor its flags (unknown flags are fatal):
 		// the runtime is the shim (StartDockershim) at RuntimeEndpoint,
@@ -175,16 +182,27 @@ func StartKubelet(cfg KubeletConfig) (*Kubelet, error) {
 		if cfg.RuntimeEndpoint == "" {
 			return nil, fmt.Errorf("kubelet %s %s: no --container-runtime-endpoint (the dockershim it runs on)", cfg.Release, cfg.Variant)
 		}
-		args = append(args, "--container-runtime=remote", "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+		if runtime == nil {
+			// The pause image only keeps it from image GC here: the shim's
+			// decides the sandboxes'.
+			runtime = []string{"--container-runtime=remote", "--container-runtime-endpoint=unix://" + cfg.RuntimeEndpoint, "--pod-infra-container-image=" + cfg.PauseImage}
+		}
+		if err := ownRuntime(runtime, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint); err != nil {
+			return nil, fmt.Errorf("kubelet %s %s: %w", cfg.Release, cfg.Variant, err)
+		}
 	} else {
-		args = append(args, "--docker-endpoint="+endpoint, "--docker="+endpoint)
-		if cfg.DockershimRoot != "" {
-			args = append(args, "--experimental-dockershim-root-directory="+cfg.DockershimRoot)
+		if runtime == nil {
+			runtime = DockershimFlags(cfg)
 		}
-		if cfg.RuntimeEndpoint != "" {
-			args = append(args, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+		if cfg.RuntimeArgs != nil {
+			if err := ownRuntime(runtime, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint, "--experimental-dockershim-root-directory="+cfg.DockershimRoot); err != nil {
+				return nil, fmt.Errorf("kubelet %s %s: %w", cfg.Release, cfg.Variant, err)
+			}
 		}
+		// cAdvisor's Docker factory (gone in 1.24): the same engine.
+		args = append(args, "--docker="+endpoint)
 	}
+	args = append(args, runtime...)
 	if cfg.CgroupRoot != "" {
 		args = append(args, "--cgroup-root="+cfg.CgroupRoot)
 	}
@@ -236,14 +254,14 @@ func StartDockershim(cfg KubeletConfig) (*Kubelet, error) {
 		return nil, fmt.Errorf("dockershim %s %s: no sysctl or log shadow, root directory or endpoint of its own: it would use the machine's", cfg.Release, cfg.Variant)
 	}
 	logPath := nextLog(cfg, "dockershim")
-	args := append([]string{
-		"--docker-endpoint=unix://" + cfg.DockerEndpoint,
-		"--container-runtime-endpoint=unix://" + cfg.RuntimeEndpoint,
-		"--experimental-dockershim-root-directory=" + cfg.DockershimRoot,
-		"--pod-infra-container-image=" + cfg.PauseImage,
-		"--cgroup-driver=cgroupfs",
-		"--v=4",
-	}, cfg.Args...)
+	runtime := cfg.RuntimeArgs
+	if runtime == nil {
+		runtime = append(DockershimFlags(cfg), "--cgroup-driver=cgroupfs")
+	}
+	if err := ownRuntime(runtime, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint, "--experimental-dockershim-root-directory="+cfg.DockershimRoot); err != nil {
+		return nil, fmt.Errorf("dockershim %s %s: %w", cfg.Release, cfg.Variant, err)
+	}
+	args := append(append(runtime, "--v=4"), cfg.Args...)
 	k, err := startDaemon(cfg, logPath, args)
 	if err != nil {
 		return nil, err
@@ -263,6 +281,33 @@ func StartDockershim(cfg KubeletConfig) (*Kubelet, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// DockershimFlags are the flags a kubelet of 1.23 or older gives its
+// dockershim here (and the shim served on its own takes): the node's
+// engine, its checkpoints and CRI socket (never the machine's
+// /var/lib/dockershim and /var/run/dockershim.sock), the sandbox image.
+func DockershimFlags(cfg KubeletConfig) []string {
+	flags := []string{"--docker-endpoint=unix://" + cfg.DockerEndpoint}
+	if cfg.DockershimRoot != "" {
+		flags = append(flags, "--experimental-dockershim-root-directory="+cfg.DockershimRoot)
+	}
+	if cfg.RuntimeEndpoint != "" {
+		flags = append(flags, "--container-runtime-endpoint=unix://"+cfg.RuntimeEndpoint)
+	}
+	return append(flags, "--pod-infra-container-image="+cfg.PauseImage)
+}
+
+// ownRuntime fails unless runtime flags name the node's own socket and
+// checkpoints (want): flags read from files a tool wrote must not send a
+// daemon to the machine's defaults.
+func ownRuntime(runtime []string, want ...string) error {
+	for _, w := range want {
+		if !slices.Contains(runtime, w) {
+			return fmt.Errorf("its runtime flags %q lack %s: it would use the machine's", runtime, w)
+		}
+	}
+	return nil
 }
 
 // startDaemon runs cfg.Binary with args under the shadow (a kubelet, or

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,23 +114,34 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 	if bin == "" {
 		bin = KubeletBinary(n.Root, release, variant)
 	}
-	pause := r.PauseImage
+	cfg := KubeletConfig{Release: release, Variant: variant, Binary: bin,
+		PauseImage: r.PauseImage, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
+		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
+		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir, KubeletOptions: opts}
 	if Minor(release) >= ShimFrom {
-		// The shim's sandbox image, the one 1.23 ran the pods with (the
-		// kubelet's flag only keeps it from image GC).
-		shim, err := n.startShim(variant)
+		// Leaving dockershim as an operator does: toolchain switch-node
+		// moves the flags of the node's kubeadm files (1.23's, as this
+		// node's kubelets had them) to the shim's and the new kubelet's.
+		shimArgs, kubeletArgs, err := n.switchNode(release)
 		if err != nil {
 			return nil, err
 		}
-		pause = shim.Config.PauseImage
+		shim, err := n.startShim(variant, shimArgs)
+		if err != nil {
+			return nil, err
+		}
+		// The shim's sandbox image, the one 1.23 ran the pods with (the
+		// kubelet's flag only keeps it from image GC).
+		cfg.PauseImage, cfg.RuntimeArgs = shim.Config.PauseImage, kubeletArgs
 	} else {
-		// 1.23 and older serve their own dockershim on the same socket.
+		// 1.23 and older serve their own dockershim on the same socket:
+		// the node's files as they were before any switch.
 		n.StopShim()
+		if cfg.RuntimeArgs, err = n.dockershimFlags(cfg); err != nil {
+			return nil, err
+		}
 	}
-	k, err := StartKubelet(KubeletConfig{Release: release, Variant: variant, Binary: bin,
-		PauseImage: pause, ManifestDir: n.ManifestDir, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
-		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, CgroupRoot: n.CgroupRoot,
-		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir, KubeletOptions: opts})
+	k, err := StartKubelet(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -138,29 +150,151 @@ func (n *Node) StartWith(release, variant string, opts KubeletOptions) (*Kubelet
 }
 
 // startShim makes sure ShimRelease's dockershim of variant serves the
-// node (the patched kubelets run on the patched shim, the official ones
-// on the vanilla one): a running one of that variant is kept, as a
-// kubelet switch 1.24 <-> 1.25 keeps it.
-func (n *Node) startShim(variant string) (*Kubelet, error) {
+// node with args (the patched kubelets run on the patched shim, the
+// official ones on the vanilla one): a running one of that variant and
+// those flags is kept, as a kubelet switch 1.24 <-> 1.25 keeps it.
+func (n *Node) startShim(variant string, args []string) (*Kubelet, error) {
 	if n.shim != nil {
-		if done, _ := n.shim.Exited(); !done && n.shim.Config.Variant == variant {
+		if done, _ := n.shim.Exited(); !done && n.shim.Config.Variant == variant && slices.Equal(n.shim.Config.RuntimeArgs, args) {
 			return n.shim, nil
 		}
 		n.StopShim()
 	}
-	r, err := LoadRelease(n.Root, ShimRelease)
-	if err != nil {
-		return nil, err
+	pause := flagValue(args, "--pod-infra-container-image")
+	if pause == "" {
+		return nil, fmt.Errorf("the shim's flags %q name no --pod-infra-container-image: the sandboxes 1.23 made ran another", args)
 	}
 	shim, err := StartDockershim(KubeletConfig{Release: ShimRelease, Variant: variant, Binary: ShimBinary(n.Root, variant),
-		PauseImage: r.PauseImage, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
-		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint,
+		PauseImage: pause, RootDir: n.RootDir, DockerEndpoint: n.Endpoint, LogDir: n.LogDir,
+		DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint, RuntimeArgs: args,
 		Shadow: ShadowScript(n.Root), SysctlDir: n.SysctlDir, PodLogDir: n.PodLogDir})
 	if err != nil {
 		return nil, err
 	}
 	n.shim = shim
 	return shim, nil
+}
+
+// A kubeadm node's files under Dir/node-root, as switch-node reads and
+// writes them: kubeadm's flags (where this node's dockershim flags are),
+// the operator's flags file, the kubelet's config file.
+const (
+	kubeadmFlags  = "/var/lib/kubelet/kubeadm-flags.env"
+	extraFlags    = "/etc/default/kubelet"
+	kubeletConfig = "/var/lib/kubelet/config.yaml"
+	shimFlags     = "/etc/default/dockershim"
+	switchBackups = "/var/lib/kubelet-toolchain/dockershim-exit"
+)
+
+func (n *Node) nodeFile(p string) string { return filepath.Join(n.Dir, "node-root", p) }
+
+// dockershimFlags are the dockershim flags of a kubelet of 1.23 or older
+// on this node, from its kubeadm flags file: the first time written there
+// from what the framework gives (DockershimFlags), after a switch to the
+// shim put back by switch-node --back (and checked to be those again).
+func (n *Node) dockershimFlags(cfg KubeletConfig) ([]string, error) {
+	want := DockershimFlags(cfg)
+	if _, err := os.Stat(n.nodeFile(switchBackups)); err == nil {
+		if _, err := n.toolchain("switch-node", "--back"); err != nil {
+			return nil, err
+		}
+		got, err := readFlags(n.nodeFile(kubeadmFlags), "KUBELET_KUBEADM_ARGS")
+		if err != nil {
+			return nil, err
+		}
+		if !slices.Equal(got, want) {
+			return nil, fmt.Errorf("switch-node --back restored %s as %q, not the flags before the switch %q", kubeadmFlags, got, want)
+		}
+		return got, nil
+	}
+	files := map[string]string{
+		kubeadmFlags:  fmt.Sprintf("KUBELET_KUBEADM_ARGS=%q\n", strings.Join(want, " ")),
+		extraFlags:    "KUBELET_EXTRA_ARGS=\n",
+		kubeletConfig: "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\n",
+	}
+	for p, data := range files {
+		if err := os.MkdirAll(filepath.Dir(n.nodeFile(p)), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(n.nodeFile(p), []byte(data), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return want, nil
+}
+
+// switchNode runs toolchain switch-node --to release --apply on the node's
+// files (written first from 1.23.17's flags when no kubelet of 1.23 ran
+// here) and returns the flags it wrote for the shim and the kubelet.
+func (n *Node) switchNode(release string) (shim, kubelet []string, err error) {
+	if _, err := os.Stat(n.nodeFile(kubeadmFlags)); err != nil {
+		r, err := LoadRelease(n.Root, ShimRelease)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := n.dockershimFlags(KubeletConfig{PauseImage: r.PauseImage, DockerEndpoint: n.Endpoint,
+			DockershimRoot: n.DockershimRoot, RuntimeEndpoint: n.RuntimeEndpoint}); err != nil {
+			return nil, nil, err
+		}
+	}
+	if _, err := n.toolchain("switch-node", "--to", release, "--apply"); err != nil {
+		return nil, nil, err
+	}
+	if shim, err = readFlags(n.nodeFile(shimFlags), "DOCKERSHIM_ARGS"); err != nil {
+		return nil, nil, err
+	}
+	if kubelet, err = readFlags(n.nodeFile(kubeadmFlags), "KUBELET_KUBEADM_ARGS"); err != nil {
+		return nil, nil, err
+	}
+	extra, err := readFlags(n.nodeFile(extraFlags), "KUBELET_EXTRA_ARGS")
+	if err != nil {
+		return nil, nil, err
+	}
+	return shim, append(kubelet, extra...), nil
+}
+
+// toolchain runs the repository's CLI on this node's files, its output
+// kept in the node's log directory.
+func (n *Node) toolchain(args ...string) (string, error) {
+	runs.Lock()
+	runs.n++
+	log := filepath.Join(n.LogDir, fmt.Sprintf("toolchain-%02d-%s.log", runs.n, args[0]))
+	runs.Unlock()
+	argv := append([]string{"--root", n.Root}, append(args, "--node-root", filepath.Join(n.Dir, "node-root"))...)
+	cmd := exec.Command(filepath.Join(n.Root, "_output", "bin", "toolchain"), argv...)
+	out, err := cmd.CombinedOutput()
+	if werr := os.WriteFile(log, append([]byte("# toolchain "+strings.Join(argv, " ")+"\n"), out...), 0o644); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		return string(out), fmt.Errorf("toolchain %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// readFlags reads a flags variable of an environment file as its words.
+func readFlags(path, name string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), name+"="); ok {
+			return strings.Fields(strings.Trim(v, `"'`)), nil
+		}
+	}
+	return nil, fmt.Errorf("%s sets no %s", path, name)
+}
+
+// flagValue is the value of the last --name=value in args ("" if none).
+func flagValue(args []string, name string) string {
+	v := ""
+	for _, a := range args {
+		if val, ok := strings.CutPrefix(a, name+"="); ok {
+			v = val
+		}
+	}
+	return v
 }
 
 // Shim is the running dockershim, if any.

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -22,5 +24,24 @@ func TestNewestByKeyWithinOneSecond(t *testing.T) {
 	got := newestByKey(list)["unpinned/POD"]
 	if got.ID != "retried" {
 		t.Errorf("unpinned/POD is %s (%s), want the newest attempt, retried", got.ID, got.State)
+	}
+}
+
+// The flags switch-node writes (quoted, %q) and kubeadm writes (quoted)
+// read back as words; the last value of a flag wins, as on a command line.
+func TestReadFlags(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "dockershim")
+	if err := os.WriteFile(p, []byte("# comment\nDOCKERSHIM_ARGS=\"--a=1 --pod-infra-container-image=x:1 --pod-infra-container-image=y:2\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readFlags(p, "DOCKERSHIM_ARGS")
+	if err != nil || len(got) != 3 || got[0] != "--a=1" {
+		t.Fatalf("readFlags = %q, %v", got, err)
+	}
+	if v := flagValue(got, "--pod-infra-container-image"); v != "y:2" {
+		t.Errorf("flagValue = %q", v)
+	}
+	if _, err := readFlags(p, "KUBELET_KUBEADM_ARGS"); err == nil {
+		t.Error("a missing variable read as set")
 	}
 }

@@ -147,13 +147,15 @@ next_run() {
 	printf '%02d' "$n"
 }
 
-# start_component NAME LOGFILE BINARY ARGS...: starts BINARY detached (in
-# its own session; tini, PID 1, reaps it) and prints "old=.. pid=.. log=..".
+# start_component NAME LOGFILE BINARY ARGS...: stops the running NAME,
+# runs $between (a command, when set), starts BINARY detached (in its own
+# session; tini, PID 1, reaps it) and prints "old=.. pid=.. log=..".
 start_component() {
 	local name=$1 logf=$2 bin=$3 old pid
 	shift 3
 	[[ -x $bin ]] || die "$name binary $bin is not an executable in the node"
 	old=$(stop_pidfile "$STATE/$name.pid")
+	${between:-}
 	echo "# $bin $*" >"$logf"
 	setsid "$bin" "$@" </dev/null >>"$logf" 2>&1 &
 	pid=$!
@@ -170,6 +172,14 @@ start_component() {
 		sleep 0.02
 	done
 	echo "old=$old pid=$pid log=$logf"
+}
+
+# stop_shim_for_kubelet: stops a running standalone dockershim for the
+# kubelet $release starting next.
+stop_shim_for_kubelet() {
+	[[ $(pid_or_0 dockershim) != 0 ]] || return 0
+	rm -f "$STATE/dockershim.cmd"
+	log "dockershim (pid $(stop_pidfile "$STATE/dockershim.pid")) stopped for kubelet $release"
 }
 
 pid_or_0() {
@@ -205,17 +215,10 @@ kubelet)
 	release=$2 variant=$3 bin=$4
 	shift 4
 	minor=${release#*.} minor=${minor%%.*}
-	if ((minor < 24)) && [[ $(pid_or_0 dockershim) != 0 ]]; then
-		# A kubelet of 1.23 or older serves dockershim itself, on the
-		# socket the standalone shim holds: the old kubelet goes, then
-		# the shim, then the new kubelet starts.
-		old=$(stop_pidfile "$STATE/kubelet.pid")
-		rm -f "$STATE/dockershim.cmd"
-		log "dockershim (pid $(stop_pidfile "$STATE/dockershim.pid")) stopped for kubelet $release"
-		out=$(start_component kubelet "$LOGS/kubelet-$(next_run kubelet)-$release-$variant.log" "$bin" "$@")
-		echo "old=$old ${out#old=0 }"
-		exit 0
-	fi
+	# A kubelet of 1.23 or older serves dockershim itself, on the socket a
+	# standalone shim holds: the old kubelet goes, then the shim, then the
+	# new kubelet starts.
+	((minor >= 24)) || between=stop_shim_for_kubelet
 	start_component kubelet "$LOGS/kubelet-$(next_run kubelet)-$release-$variant.log" "$bin" "$@"
 	;;
 kube-proxy)

@@ -43,7 +43,7 @@ func orphanNode(ctx context.Context, release, variant string) (*framework.Node, 
 	return node, k, before, sandbox, events
 }
 
-// patchSkipLine is how our patch (1.18.6, 1.20.15 .. 1.22.17) says it
+// patchSkipLine is how our patch (1.18.6 .. 1.22.17) says it
 // skipped an orphan.
 func patchSkipLine(orphan, sandbox string) string {
 	return fmt.Sprintf("Skipping container %q (app): no PodSandbox found with Id %q", orphan, sandbox)
@@ -51,7 +51,7 @@ func patchSkipLine(orphan, sandbox string) string {
 
 // tolerantKubelets are the builds that must start with an orphan and
 // remove it, with the line that says they skipped it: our patch on 1.18.6
-// and 1.20.15 .. 1.22.17, upstream's (kubernetes#108325, in 1.23.14 and
+// .. 1.22.17, upstream's (kubernetes#108325, in 1.23.14 and
 // later) on vanilla 1.23.17. By docs/e2e.md's rule CI runs 1.18.6's (the
 // field report's release, a seed), make test-all the others ("extended").
 var tolerantKubelets = []struct {
@@ -60,6 +60,7 @@ var tolerantKubelets = []struct {
 	labels           []string
 }{
 	{"1.18.6", "patched", patchSkipLine, []string{"seed"}},
+	{"1.19.16", "patched", patchSkipLine, []string{"extended"}},
 	{"1.20.15", "patched", patchSkipLine, []string{"extended"}},
 	{"1.21.14", "patched", patchSkipLine, []string{"extended"}},
 	{"1.22.17", "patched", patchSkipLine, []string{"extended"}},
@@ -73,7 +74,7 @@ var tolerantKubelets = []struct {
 var exitingKubelets = []struct {
 	release string
 	labels  []string
-}{{"1.18.6", []string{"seed"}}, {"1.20.15", []string{"extended"}}, {"1.21.14", []string{"extended"}}, {"1.22.17", []string{"extended"}}}
+}{{"1.18.6", []string{"seed"}}, {"1.19.16", []string{"extended"}}, {"1.20.15", []string{"extended"}}, {"1.21.14", []string{"extended"}}, {"1.22.17", []string{"extended"}}}
 
 var _ = Describe("An orphaned container at kubelet start", Label("orphan"), func() {
 	for _, tk := range tolerantKubelets {

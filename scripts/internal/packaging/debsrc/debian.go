@@ -78,23 +78,19 @@ func Control(r *matrix.Release, v matrix.Variant, sha256, shimSHA256 string) str
 	field("Standards-Version", "4.6.2")
 	field("Homepage", "https://github.com/kubernetes/kubernetes")
 	field("Rules-Requires-Root", "no")
-	b.WriteString("\n")
-	field("Package", deb.Package)
-	field("Architecture", "amd64")
-	field("Depends", "${shlibs:Depends}, ${misc:Depends}, iptables, mount, init-system-helpers (>= 1.18~)")
-	for _, f := range deb.Relations {
-		field(f[0], f[1])
-	}
-	field("Description", deb.Description(r, v, sha256))
-	if shimSHA256 != "" {
+	binary := func(pkg, depends string, relations [][2]string, desc string) {
 		b.WriteString("\n")
-		field("Package", deb.ShimPackage)
+		field("Package", pkg)
 		field("Architecture", "amd64")
-		field("Depends", "${shlibs:Depends}, ${misc:Depends}, iptables")
-		for _, f := range deb.ShimRelations {
+		field("Depends", "${shlibs:Depends}, ${misc:Depends}, "+depends)
+		for _, f := range relations {
 			field(f[0], f[1])
 		}
-		field("Description", deb.ShimDescription(r, v, shimSHA256))
+		field("Description", desc)
+	}
+	binary(deb.Package, "iptables, mount, init-system-helpers (>= 1.18~)", deb.Relations, deb.Description(r, v, sha256))
+	if shimSHA256 != "" {
+		binary(deb.ShimPackage, "iptables", deb.ShimRelations, deb.ShimDescription(r, v, shimSHA256))
 	}
 	return b.String()
 }

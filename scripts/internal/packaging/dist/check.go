@@ -115,14 +115,14 @@ func Check(ctx context.Context, o CheckOptions) (*CheckResult, error) {
 	fmt.Fprintf(o.Log, "ok   rebuilt from %s with its documented command in %s: sha256 %s (the released binary's%s)\n", names.SourceTarball, res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, recorded)
 
 	p := build.PathsFor(m.OutputDir(), r.Release, v)
-	if HasShim(r) {
-		if err := checkShim(ctx, o, names, p, rebuilt[deb.ShimPackage], res); err != nil {
-			return nil, err
-		}
-	}
-	set, mods, err := patchesAndModules(ctx, m, r, v, p)
+	set, mods, shimMods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
+	}
+	if HasShim(r) {
+		if err := checkShim(ctx, o, names, p, set, shimMods, rebuilt[deb.ShimPackage], res); err != nil {
+			return nil, err
+		}
 	}
 	data, err := os.ReadFile(filepath.Join(dir, names.SBOM))
 	if err != nil {
@@ -186,7 +186,7 @@ func rebuild(ctx context.Context, o CheckOptions, names Names) (map[string]strin
 // built one and CHECKSUMS', the source tarball rebuilt it, its SBOM
 // validates against the modules it links, its .deb installs and starts
 // nothing.
-func checkShim(ctx context.Context, o CheckOptions, names Names, p build.Paths, rebuilt string, res *CheckResult) error {
+func checkShim(ctx context.Context, o CheckOptions, names Names, p build.Paths, set *quilt.Set, mods []sbom.Module, rebuilt string, res *CheckResult) error {
 	m, r, v := o.Matrix, o.Release, o.Variant
 	dir := Dir(m, r)
 	var err error
@@ -206,14 +206,6 @@ func checkShim(ctx context.Context, o CheckOptions, names Names, p build.Paths, 
 		return fmt.Errorf("the dockershim rebuilt from %s has sha256 %s; CHECKSUMS has %q for %s", names.SourceTarball, rebuilt, exp, key)
 	}
 	fmt.Fprintf(o.Log, "ok   dockershim rebuilt from %s by the same ./build.sh: sha256 %s (the released binary's and CHECKSUMS')\n", names.SourceTarball, rebuilt)
-	set, err := quilt.Export(m.Root, r, v)
-	if err != nil {
-		return err
-	}
-	mods, err := shimModules(ctx, m, r, v, p)
-	if err != nil {
-		return err
-	}
 	data, err := os.ReadFile(filepath.Join(dir, names.ShimSBOM))
 	if err != nil {
 		return err

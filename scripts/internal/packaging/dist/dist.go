@@ -136,17 +136,13 @@ func Package(ctx context.Context, o Options) (*Result, error) {
 	// Half-written artifacts of killed runs (never in SHA256SUMS: their
 	// names start with a dot).
 	cleanStale(dir, ".*.tmp-*", ".deb-stage-*")
-	set, mods, err := patchesAndModules(ctx, m, r, v, p)
+	set, mods, shimMods, err := patchesAndModules(ctx, m, r, v, p)
 	if err != nil {
 		return nil, err
 	}
 	var shimSum string
-	var shimMods []sbom.Module
 	if HasShim(r) {
 		if shimSum, err = checksums.SHA256(shimBinary(p)); err != nil {
-			return nil, err
-		}
-		if shimMods, err = shimModules(ctx, m, r, v, p); err != nil {
 			return nil, err
 		}
 	}
@@ -333,30 +329,26 @@ func ReadSums(dir string) (checksums.File, error) {
 }
 
 // patchesAndModules are what the artifacts of a release+variant carry:
-// its series exported as quilt patches, and the modules its kubelet
-// links (read from the built tree and the lock).
-func patchesAndModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, p build.Paths) (*quilt.Set, []sbom.Module, error) {
-	set, err := quilt.Export(m.Root, r, v)
-	if err != nil {
-		return nil, nil, err
+// its series exported as quilt patches, and the modules its kubelet and,
+// for a release with a shim, its dockershim link (read from the built
+// binaries, the tree and the lock; shimMods nil without a shim).
+func patchesAndModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, p build.Paths) (set *quilt.Set, mods, shimMods []sbom.Module, err error) {
+	if set, err = quilt.Export(m.Root, r, v); err != nil {
+		return nil, nil, nil, err
 	}
 	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	mods, err := sbom.Modules(ctx, r, v, p, l)
-	if err != nil {
-		return nil, nil, err
+	if mods, err = sbom.Modules(ctx, r, v, p, l); err != nil {
+		return nil, nil, nil, err
 	}
-	return set, mods, nil
-}
-
-// shimModules are the modules the built dockershim links.
-func shimModules(ctx context.Context, m *matrix.Matrix, r *matrix.Release, v matrix.Variant, p build.Paths) ([]sbom.Module, error) {
-	l, err := lock.Load(filepath.Join(m.Root, r.Lock()))
-	if err != nil {
-		return nil, err
+	if HasShim(r) {
+		shim := p
+		shim.Binary = shimBinary(p)
+		if shimMods, err = sbom.Modules(ctx, r, v, shim, l); err != nil {
+			return nil, nil, nil, err
+		}
 	}
-	p.Binary = shimBinary(p)
-	return sbom.Modules(ctx, r, v, p, l)
+	return set, mods, shimMods, nil
 }

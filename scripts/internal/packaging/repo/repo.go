@@ -113,18 +113,9 @@ func Packages(m *matrix.Matrix, releases []*matrix.Release) []Package {
 	return out
 }
 
-// files are p's package files, the shim's too.
-func (p Package) files() []string {
-	files := []string{p.Deb, p.RPM}
-	if p.Shim != nil {
-		files = append(files, p.Shim.Deb, p.Shim.RPM)
-	}
-	return files
-}
-
 // Missing reports whether p's dist lacks its packages (make package makes them).
 func (p Package) Missing() bool {
-	for _, f := range p.files()[:2] {
+	for _, f := range []string{p.Deb, p.RPM} {
 		if _, err := os.Stat(f); err != nil {
 			return true
 		}
@@ -333,16 +324,20 @@ func yumRepo(ctx context.Context, s *signer, dir string, pkgs []Package) ([]stri
 
 // RPMs and Debs are the package files of pkgs, each once: the kubelets
 // and the shims they run with (two kubelets of a variant share one).
-func RPMs(pkgs []Package) []string { return packageFiles(pkgs, 1) }
-func Debs(pkgs []Package) []string { return packageFiles(pkgs, 0) }
+func RPMs(pkgs []Package) []string {
+	return packageFiles(pkgs, func(p Package) string { return p.RPM }, func(s *Shim) string { return s.RPM })
+}
 
-func packageFiles(pkgs []Package, i int) []string {
+func Debs(pkgs []Package) []string {
+	return packageFiles(pkgs, func(p Package) string { return p.Deb }, func(s *Shim) string { return s.Deb })
+}
+
+func packageFiles(pkgs []Package, kubelet func(Package) string, shim func(*Shim) string) []string {
 	var out []string
 	for _, p := range pkgs {
-		for j, f := range p.files() {
-			if j%2 == i && !slices.Contains(out, f) {
-				out = append(out, f)
-			}
+		out = append(out, kubelet(p))
+		if p.Shim != nil && !slices.Contains(out, shim(p.Shim)) {
+			out = append(out, shim(p.Shim))
 		}
 	}
 	return out

@@ -121,50 +121,53 @@ func Check(ctx context.Context, in CheckInput) (*CheckResult, error) {
 		return nil, err
 	}
 	res.RebuildTook = time.Since(start)
-	if res.Rebuilt, err = t.fileDigest(ctx, rebuilt, BinPath); err != nil {
+	if res.Rebuilt, res.SameRPM, err = t.checkRebuilt(ctx, in, rebuilt, BinPath, in.SHA256, in.RPM); err != nil {
 		return nil, err
-	}
-	if res.Rebuilt != in.SHA256 {
-		return nil, fmt.Errorf("rpmbuild --rebuild %s built a kubelet with sha256 %s; the released one is %s", filepath.Base(in.SRPM), res.Rebuilt, in.SHA256)
-	}
-	if res.SameRPM, err = sameFile(rebuilt, in.RPM); err != nil {
-		return nil, err
-	}
-	same := "differs from the released one byte for byte (rpm or its macros differ from the packaging machine's)"
-	if res.SameRPM {
-		same = "is byte-identical to the released one"
 	}
 	is := in.SHA256Is
 	if is == "" {
 		is = "the released binary's"
 	}
 	fmt.Fprintf(in.Log, "ok   rpmbuild --rebuild %s in %s: kubelet sha256 %s (%s); the RPM %s\n",
-		filepath.Base(in.SRPM), res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, is, same)
+		filepath.Base(in.SRPM), res.RebuildTook.Round(100*time.Millisecond), res.Rebuilt, is, sameWords(res.SameRPM))
 	if in.ShimSHA256 != "" {
 		shim, err := t.subpackage(nvr)
 		if err != nil {
 			return nil, err
 		}
-		if res.ShimRebuilt, err = t.fileDigest(ctx, shim, ShimBinPath); err != nil {
+		if res.ShimRebuilt, res.SameShimRPM, err = t.checkRebuilt(ctx, in, shim, ShimBinPath, in.ShimSHA256, in.ShimRPM); err != nil {
 			return nil, err
 		}
-		if res.ShimRebuilt != in.ShimSHA256 {
-			return nil, fmt.Errorf("rpmbuild --rebuild %s built a dockershim with sha256 %s; the released one is %s", filepath.Base(in.SRPM), res.ShimRebuilt, in.ShimSHA256)
-		}
-		if res.SameShimRPM, err = sameFile(shim, in.ShimRPM); err != nil {
-			return nil, err
-		}
-		same := "differs from the released one byte for byte"
-		if res.SameShimRPM {
-			same = "is byte-identical to the released one"
-		}
-		fmt.Fprintf(in.Log, "ok   the same rebuild's %s subpackage: dockershim sha256 %s (the released binary's); the RPM %s\n", ShimName, res.ShimRebuilt, same)
+		fmt.Fprintf(in.Log, "ok   the same rebuild's %s subpackage: dockershim sha256 %s (the released binary's); the RPM %s\n", ShimName, res.ShimRebuilt, sameWords(res.SameShimRPM))
 	}
 
 	if err := t.checkRPM(ctx, in, nvr, res); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// checkRebuilt checks the binary at path in a rebuilt package has the
+// released sha256 (want), and says whether the package is the released
+// one byte for byte.
+func (t *tool) checkRebuilt(ctx context.Context, in CheckInput, pkg, path, want, released string) (string, bool, error) {
+	got, err := t.fileDigest(ctx, pkg, path)
+	if err != nil {
+		return "", false, err
+	}
+	if got != want {
+		return "", false, fmt.Errorf("rpmbuild --rebuild %s built a %s with sha256 %s; the released one is %s", filepath.Base(in.SRPM), filepath.Base(path), got, want)
+	}
+	same, err := sameFile(pkg, released)
+	return got, same, err
+}
+
+// sameWords says how a rebuilt RPM compares with the released one.
+func sameWords(same bool) string {
+	if same {
+		return "is byte-identical to the released one"
+	}
+	return "differs from the released one byte for byte (rpm or its macros differ from the packaging machine's)"
 }
 
 // checkSRPM unpacks the SRPM as a packager does (rpm -i into _topdir) and

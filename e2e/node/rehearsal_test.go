@@ -185,9 +185,13 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 //   - 1.12 -> 1.13 on the 1.13.12 control plane, the newest that supports
 //     both: the container hash does not change, the static pod UID does
 //     (EnableServiceLinks); with the docker-hang report's hung inspect.
-//   - 1.18.6 -> 1.18.6, the orphan report's kubelet, on the 1.18.6
-//     control plane: an in-place switch to the same release, with the
-//     report's orphaned container made while node-1's kubelet is stopped.
+//   - 1.18.6 -> 1.18.6, the orphan report's kubelet, on the 1.20.15
+//     control plane (the newest that supports 1.18): an in-place switch
+//     to the same release, with the report's orphaned container made
+//     while node-1's kubelet is stopped.
+//   - 1.18 -> 1.19 on the same control plane: the static pod UID changes
+//     (PodSpec.SetHostnameAsFQDN, PodSecurityContext.SeccompProfile);
+//     with the orphan (vanilla 1.19.16 exits on it too).
 //   - 1.20 -> 1.21 on the 1.22.17 control plane: static pod UIDs hash the
 //     node name and manifest path from 1.21 (kubernetes#87461); with the
 //     orphan (vanilla 1.20..1.22 exit on it).
@@ -211,7 +215,8 @@ var (
 	_ = describeRehearsal("1.13.12", "1.12.10", "1.13.12", "hang")
 	_ = describeRehearsal("1.15.12", "1.13.12", "1.14.10", "")
 	_ = describeRehearsal("1.17.17", "1.15.12", "1.16.15", "")
-	_ = describeRehearsal("1.18.6", "1.18.6", "1.18.6", "orphan")
+	_ = describeRehearsal("1.20.15", "1.18.6", "1.18.6", "orphan")
+	_ = describeRehearsal("1.20.15", "1.18.6", "1.19.16", "orphan")
 	_ = describeRehearsal("1.22.17", "1.20.15", "1.21.14", "orphan")
 	_ = describeRehearsal("1.23.17", "1.22.17", "1.23.17", "hang")
 	_ = describeRehearsal("1.25.16", "1.23.17", "1.24.17", "")

@@ -1,11 +1,7 @@
 package node
 
 import (
-	"fmt"
-	"time"
-
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"kubelet-toolchain/e2e/framework"
 )
@@ -24,32 +20,6 @@ var _ = Describe("Leaving dockershim: kubelet 1.23 -> 1.24 -> 1.25 on 1.23.17's 
 	}, SpecTimeout(framework.LongSpec))
 
 	It("replaces, with the vanilla 1.24.17 and again the vanilla 1.25.16, exactly the pod without a uid, as the preflight predicts (negative control)", func(ctx SpecContext) {
-		node, pods, _, before := runningOn(ctx, "1.23.17")
-		state, from := before, "1.23.17"
-		toPatched := func(r preflightRow) string { return r.ToPatched }
-		toVanilla := func(r preflightRow) string { return r.ToVanilla }
-		for _, release := range []string{"1.24.17", "1.25.16"} {
-			By(fmt.Sprintf("the preflight from %s's node to %s", from, release))
-			rep := nodePreflight(ctx, node, release, "--from", from)
-			Expect(appKeys(rep.Rows, toPatched, "kept")).To(HaveLen(len(before.data)), "the patched %s should be predicted to keep every app container", release)
-			predicted := appKeys(rep.Rows, toVanilla, "recreated")
-			Expect(predicted).To(Equal([]string{"unpinned/app"}), "vanilla %s should be predicted to replace exactly the pod without a uid", release)
-			Expect(rep.uidOf("default/unpinned").VanillaReplaced).To(BeTrue())
-			Expect(rep.uidOf("default/unpinned").PodReplaced).To(BeFalse(), "the patched %s should be predicted to keep the pod", release)
-
-			By(fmt.Sprintf("switching to the vanilla %s on the shim: it replaces what the preflight said", release))
-			k := startKubelet(ctx, node, release, "vanilla")
-			Eventually(ctx, func() ([]string, error) { return replacedSince(ctx, node, state) }).
-				WithTimeout(2*time.Minute).WithPolling(framework.Poll).Should(Equal(predicted), func() string { return node.Describe(ctx) })
-			waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
-			Expect(replacedSince(ctx, node, state)).To(Equal(predicted), node.Describe(ctx))
-			waitRunning(ctx, node, pods)
-			now := observe(ctx, node)
-			Expect(now.labels["unpinned/app"][framework.LabelPodUID]).NotTo(Equal(state.labels["unpinned/app"][framework.LabelPodUID]), "vanilla %s kept the UID", release)
-			fmt.Fprintf(GinkgoWriter, "vanilla %s replaced %v of %d app containers (UID %s -> %s), as the preflight predicted\n", release, predicted, len(before.data),
-				state.labels["unpinned/app"][framework.LabelPodUID], now.labels["unpinned/app"][framework.LabelPodUID])
-			state, from = now, release
-		}
-		node.StopKubelet()
+		expectVanillaWalkAsPredicted(ctx, []string{"1.23.17", "1.24.17", "1.25.16"}, expectOnlyUnpinnedReplaced)
 	}, SpecTimeout(framework.LongSpec))
 })

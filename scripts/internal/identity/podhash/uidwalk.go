@@ -10,10 +10,14 @@ import (
 	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
-// uidWindows are the minor releases whose static pod UIDs a fix knows:
-// the road 1.13 .. 1.18 (series static-pod-uid-k113) and 1.20 .. 1.23
-// (static-pod-uid-k121), each its legacyuid.Releases.
-var uidWindows = [][2]int{{13, 18}, {20, 23}}
+// uidWindows are the minor releases whose static pod UIDs a fix knows
+// (its legacyuid.Releases), with the series that carries it: the road
+// 1.13 .. 1.20 (static-pod-uid-k113) and 1.20 .. 1.23
+// (static-pod-uid-k121). 1.20.15 is in both and carries the road's.
+var uidWindows = []struct {
+	first, last int
+	series      string
+}{{13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
 
 // uidWalk checks the static pod UID property of each window.
 func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
@@ -21,11 +25,11 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 		var rs []*matrix.Release
 		for i := range c.Matrix.Releases {
 			r := &c.Matrix.Releases[i]
-			if m := r.Version().Minor; r.StandIn == "" && m >= w[0] && m <= w[1] {
+			if m := r.Version().Minor; r.StandIn == "" && m >= w.first && m <= w.last {
 				rs = append(rs, r)
 			}
 		}
-		if err := c.uidWindow(ctx, dir, rs); err != nil {
+		if err := c.uidWindow(ctx, dir, rs, w.series); err != nil {
 			return err
 		}
 	}
@@ -39,8 +43,9 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 // the UID the vanilla kubelet of every other release of the window
 // derived; the vanilla UIDs of neighbouring releases differ where the fix
 // matters. A release with a UID baseline (1.13.12: 1.12's) gives new pods
-// the baseline's UID instead (staticUIDs).
-func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release) error {
+// the baseline's UID instead (staticUIDs). Only the patched builds that
+// carry series, the window's fix, are held to it.
+func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release, series string) error {
 	if len(rs) < 2 {
 		return nil
 	}
@@ -60,19 +65,15 @@ func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Rel
 	}
 	var bad []string
 	for _, b := range rs {
-		fixed := 0
 		for pod, p := range patched[b.Release] {
-			if len(p.UIDsKept) > 1 {
-				fixed++
-			}
 			// A release with a UID baseline gives new pods the baseline's
 			// (staticUIDs checks that).
 			if v, ok := vanilla[b.Release][pod]; ok && b.UIDBaseline == "" && p.UID != v.UID {
 				bad = append(bad, fmt.Sprintf("%s: patched %s gives a new pod %s, its vanilla build %s", pod, b.Release, p.UID, v.UID))
 			}
 		}
-		if fixed == 0 {
-			continue // b does not carry the window's fix (1.20.15, the release operators switch from)
+		if !slices.Contains(b.Series.SharedFixes, series) {
+			continue // b carries another window's fix (1.20.15 in 1.20 .. 1.23's: the road's)
 		}
 		// The corpus must show the bug: a vanilla switch into b from some
 		// release of the window replaces every pod.

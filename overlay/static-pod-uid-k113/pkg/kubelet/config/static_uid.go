@@ -9,7 +9,7 @@ import (
 )
 
 // derivedUID is the UID of a static pod without metadata.uid: among the
-// UIDs the kubelets of 1.13..1.18 derive for it (legacyuid), the one its
+// UIDs the kubelets of 1.13..1.20 derive for it (legacyuid), the one its
 // sandbox already runs with on this node, else the UID baseline's or this
 // release's own.
 func derivedUID(pod *api.Pod, nodeName types.NodeName) types.UID {

@@ -20,7 +20,7 @@ import (
 )
 
 // The test manifests (overlay legacy-types) and what the vanilla kubelets
-// of 1.12.10..1.18.6 derive for them (testdata/vanilla-uids.json, written
+// of 1.12.10..1.20.15 derive for them (testdata/vanilla-uids.json, written
 // by each release's own cmd/podhash, not by this code).
 const (
 	manifestsDir = "../legacytypes/testdata/official"
@@ -234,10 +234,10 @@ func contains(ds []staticuid.Derivation, uid string) bool {
 }
 
 // known says whether this build knows vanilla release's derivation (1.17
-// derives as 1.16 does).
+// derives as 1.16 does, 1.20 as 1.19).
 func known(release string) bool {
 	for _, r := range legacyuid.Releases {
-		if strings.HasPrefix(release, r.Name+".") || (r.Name == "1.16" && strings.HasPrefix(release, "1.17.")) {
+		if strings.HasPrefix(release, r.Name+".") || (r.Name == "1.16" && strings.HasPrefix(release, "1.17.")) || (r.Name == "1.19" && strings.HasPrefix(release, "1.20.")) {
 			return true
 		}
 	}

@@ -197,7 +197,7 @@ func TestControlPlaneSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range m.Releases {
-		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.22.17", "1.23.17", "1.25.16"}, r.Release) {
+		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.20.15", "1.22.17", "1.23.17", "1.25.16"}, r.Release) {
 			t.Errorf("release %s: controlPlane %q", r.Release, r.Series.ControlPlane)
 		}
 	}

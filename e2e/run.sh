@@ -37,7 +37,10 @@
 # all; E2E_FOCUS, when set, only the specs whose text matches it (Ginkgo's
 # --focus). Before the run, a Ginkgo dry run lists the selected specs and
 # `toolchain e2e-targets` builds the kubelets and control planes they are
-# labelled with (and the nodes suite's), each checked against CHECKSUMS.
+# labelled with (and the nodes suite's), each checked against CHECKSUMS,
+# and with a control plane the nodes' image root filesystem (mmdebstrap,
+# minutes on a fresh machine, cached per user): none of it inside a
+# spec's timeout.
 #
 # E2E_RUN names the run (default local; CI's is ci, a shard's
 # release-<release>): its reports, summaries and Ginkgo logs go to
@@ -208,7 +211,7 @@ if [ ${#ginkgo_suites[@]} -gt 0 ] || ((nodes)); then
       exit 1
     fi
   fi
-  echo "==> e2e targets: the kubelets and control planes the specs are labelled with (and the nodes suite's when it runs)"
+  echo "==> e2e targets: the kubelets and control planes the specs are labelled with (and the nodes suite's when it runs); with a control plane, the node image's root filesystem"
   "${toolchain[@]}" e2e-targets "${report[@]}" "${also[@]}" >"$out/targets.txt" || { echo "e2e/run.sh: building the e2e's targets failed" >&2; exit 1; }
   echo "    $(tr '\n' ' ' <"$out/targets.txt")($(( $(date +%s) - s ))s)"
 fi

@@ -50,22 +50,59 @@ type ImageOptions struct {
 // package list, the variant, the suite and the sha256 of the suite's
 // InRelease on the mirror (the Debian snapshot).
 func EnsureImage(ctx context.Context, o ImageOptions) (string, error) {
-	root := debroot.Root{Suite: ImageSuite, Variant: ImageVariant, Packages: ImagePackages, Mirror: o.Mirror}
-	key, err := root.Key(ctx, o.SourcesFiles)
+	root, key, err := o.root(ctx)
 	if err != nil {
-		return "", fmt.Errorf("node image: %w", err)
+		return "", err
 	}
 	tag := imageRepo + ":" + key
 	if _, err := o.Engine.Run(ctx, "image", "inspect", "-f", "{{.Id}}", tag); err == nil {
 		klog.V(1).Infof("node image %s is current", tag)
 		return tag, nil
 	}
+	tarPath, err := o.buildRoot(ctx, root, key)
+	if err != nil {
+		return "", err
+	}
+	start := time.Now()
+	if _, err := o.Engine.RunWith(ctx, nil, 10*time.Minute, "import",
+		"--change", "LABEL io.kubelet-toolchain.node-image="+key, tarPath, tag); err != nil {
+		return "", fmt.Errorf("node image: import %s: %w", tarPath, err)
+	}
+	klog.Infof("node image %s imported in %s", tag, time.Since(start).Round(100*time.Millisecond))
+	return tag, nil
+}
+
+// PrepareImage builds the node image's root filesystem into o.Dir unless
+// the current one is there: what EnsureImage imports, made ahead of the
+// rehearsals (e2e-targets builds it with their control planes, so the
+// minutes mmdebstrap takes on a fresh machine fall outside the specs'
+// timeouts). It needs no engine.
+func PrepareImage(ctx context.Context, o ImageOptions) (string, error) {
+	root, key, err := o.root(ctx)
+	if err != nil {
+		return "", err
+	}
+	return o.buildRoot(ctx, root, key)
+}
+
+// root is the node image's root filesystem and its cache key.
+func (o ImageOptions) root(ctx context.Context) (debroot.Root, string, error) {
+	root := debroot.Root{Suite: ImageSuite, Variant: ImageVariant, Packages: ImagePackages, Mirror: o.Mirror}
+	key, err := root.Key(ctx, o.SourcesFiles)
+	if err != nil {
+		return root, "", fmt.Errorf("node image: %w", err)
+	}
+	return root, key, nil
+}
+
+// buildRoot returns the tarball of root under o.Dir, building it unless
+// it is there. Rehearsals side by side, the nodes suite and e2e-targets
+// share the cache: one builds, the others wait for its tarball.
+func (o ImageOptions) buildRoot(ctx context.Context, root debroot.Root, key string) (string, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return "", fmt.Errorf("node image: %w", err)
 	}
 	tarPath := filepath.Join(o.Dir, "node-"+key+".tar")
-	// Rehearsals side by side and the nodes suite share the cache: one
-	// builds, the others wait and import its tarball.
 	unlock, err := fsutil.Lock(tarPath+".lock", func() { klog.Infof("node image: waiting for another build of %s", tarPath) })
 	if err != nil {
 		return "", fmt.Errorf("node image: %w", err)
@@ -76,11 +113,5 @@ func EnsureImage(ctx context.Context, o ImageOptions) (string, error) {
 			return "", fmt.Errorf("node image: %w", err)
 		}
 	}
-	start := time.Now()
-	if _, err := o.Engine.RunWith(ctx, nil, 10*time.Minute, "import",
-		"--change", "LABEL io.kubelet-toolchain.node-image="+key, tarPath, tag); err != nil {
-		return "", fmt.Errorf("node image: import %s: %w", tarPath, err)
-	}
-	klog.Infof("node image %s imported in %s", tag, time.Since(start).Round(100*time.Millisecond))
-	return tag, nil
+	return tarPath, nil
 }

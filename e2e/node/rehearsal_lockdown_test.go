@@ -40,9 +40,10 @@ func rehearsalDir(parts ...string) string {
 	return filepath.Join(append([]string{repoRoot, "_output", fmt.Sprintf("rehearsal-%d", rehearsalInstance())}, parts...)...)
 }
 
-// rehearsalKubectl runs the 1.9.11 kubectl as the rehearsal's admin.
-func rehearsalKubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", "1.9.11", "control-plane", "bin", "kubectl"),
+// rehearsalKubectl runs the kubectl of the rehearsal's control plane cp
+// (the target its spec is labelled with) as the rehearsal's admin.
+func rehearsalKubectl(ctx context.Context, cp string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(repoRoot, "_output", cp, "control-plane", "bin", "kubectl"),
 		append([]string{"--kubeconfig", rehearsalDir("kubeconfig")}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
@@ -81,12 +82,13 @@ func status(ctx context.Context, c *http.Client, url string) (int, error) {
 
 // expectClusterLockedDown checks a running rehearsal cluster from outside,
 // as a local user or a pod would try it, and that exec and logs still work
-// through the API server (its kubelet client, authorized by RBAC).
-func expectClusterLockedDown(ctx context.Context) {
+// through the API server (its kubelet client, authorized by RBAC). cp is
+// the release of the cluster's control plane.
+func expectClusterLockedDown(ctx context.Context, cp string) {
 	GinkgoHelper()
-	server, err := rehearsalKubectl(ctx, "config", "view", "-o", "jsonpath={.clusters[0].cluster.server}")
+	server, err := rehearsalKubectl(ctx, cp, "config", "view", "-o", "jsonpath={.clusters[0].cluster.server}")
 	Expect(err).NotTo(HaveOccurred(), server)
-	out, err := rehearsalKubectl(ctx, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}`)
+	out, err := rehearsalKubectl(ctx, cp, "get", "nodes", "-o", `jsonpath={range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}`)
 	Expect(err).NotTo(HaveOccurred(), out)
 	nodeIP := map[string]string{}
 	for _, f := range strings.Fields(out) {
@@ -142,7 +144,7 @@ func expectClusterLockedDown(ctx context.Context) {
 	Expect(code).To(Equal(http.StatusOK))
 
 	By("exec and logs through the API server")
-	pod, err := rehearsalKubectl(ctx, "get", "pods", "--all-namespaces", "-o",
+	pod, err := rehearsalKubectl(ctx, cp, "get", "pods", "--all-namespaces", "-o",
 		`jsonpath={range .items[?(@.status.phase=="Running")]}{.metadata.namespace}/{.metadata.name}/{.spec.nodeName}/{.spec.containers[0].name}/{.spec.containers[0].image} {end}`)
 	Expect(err).NotTo(HaveOccurred(), pod)
 	var target []string
@@ -155,7 +157,7 @@ func expectClusterLockedDown(ctx context.Context) {
 	Expect(target).NotTo(BeEmpty(), "no running pod of e2e.local/workload: %s", pod)
 	ns, name, node, ctr := target[0], target[1], target[2], target[3]
 	token := fmt.Sprintf("exec-through-the-api-server-%d", time.Now().UnixNano())
-	out, err = rehearsalKubectl(ctx, "exec", "-n", ns, name, "-c", ctr, "--", "/workload", "write", "/tmp/lockdown-exec", token)
+	out, err = rehearsalKubectl(ctx, cp, "exec", "-n", ns, name, "-c", ctr, "--", "/workload", "write", "/tmp/lockdown-exec", token)
 	Expect(err).NotTo(HaveOccurred(), "kubectl exec %s/%s: %s", ns, name, out)
 	// Read back on the node's engine: the exec really ran in the container.
 	inner := docker.Client{Socket: rehearsalDir("nodes", node, "run", "docker.sock")}
@@ -165,7 +167,7 @@ func expectClusterLockedDown(ctx context.Context) {
 	tar, err := inner.Run(ctx, "cp", docker.Lines(id)[0]+":/tmp/lockdown-exec", "-")
 	Expect(err).NotTo(HaveOccurred())
 	Expect(tar).To(ContainSubstring(token))
-	out, err = rehearsalKubectl(ctx, "logs", "-n", ns, name, "-c", ctr)
+	out, err = rehearsalKubectl(ctx, cp, "logs", "-n", ns, name, "-c", ctr)
 	Expect(err).NotTo(HaveOccurred(), out)
 	Expect(out).To(ContainSubstring("workload start"))
 }

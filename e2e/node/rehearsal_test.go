@@ -148,7 +148,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal", "seed"), ku
 	}, SpecTimeout(framework.ShortSpec))
 
 	It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
-		expectClusterLockedDown(ctx)
+		expectClusterLockedDown(ctx, "1.9.11")
 	}, SpecTimeout(framework.ShortSpec))
 
 	It("vanilla 1.9.11 recreates the pods, as predicted, and fails (negative control)", func(ctx SpecContext) {
@@ -250,7 +250,7 @@ func describeRehearsal(cp, from, to, fault string) bool {
 			}, SpecTimeout(framework.LongSpec))
 		}
 		It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
-			expectClusterLockedDown(ctx)
+			expectClusterLockedDown(ctx, cp)
 		}, SpecTimeout(framework.ShortSpec))
 		switch fault {
 		case "":

@@ -229,7 +229,7 @@ var (
 // bring-up); the rehearsals are the e2e's longest specs: scheduled first.
 func describeRehearsal(cp, from, to, fault string) bool {
 	walk := fmt.Sprintf("%s -> %s -> %s -> %s", from, to, from, to)
-	return Describe("Rehearsal on the "+cp+" control plane", Label("rehearsal", "extended"), kubelets(from, to), controlPlane(cp), Ordered, SpecPriority(10), func() {
+	return Describe("Rehearsal on the "+cp+" control plane, "+from+" -> "+to, Label("rehearsal", "extended"), kubelets(from, to), controlPlane(cp), Ordered, SpecPriority(10), func() {
 		BeforeAll(rehearsalDownAfterAll)
 		switch fault {
 		case "":

@@ -125,7 +125,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal", "seed"), ku
 
 	It("patched 1.9.11 keeps every pod across 1.7.5 -> 1.9.11 -> 1.7.5 -> 1.9.11 on 2 nodes, Ready, no failed request", func(ctx SpecContext) {
 		expectEveryPodKept(ctx, "1.7.5", "1.9.11", "1.9.11")
-	}, SpecTimeout(framework.LongSpec))
+	}, SpecTimeout(framework.RehearsalSpec))
 
 	It("each node's kubelet wrote its kernel settings into the node's own shadows, the machine's are as they were", func(ctx SpecContext) {
 		engine := docker.Client{Socket: rehearsalDir("engine", "docker.sock")}
@@ -153,7 +153,7 @@ var _ = Describe("Rehearsal on kind-style nodes", Label("rehearsal", "seed"), ku
 
 	It("vanilla 1.9.11 recreates the pods, as predicted, and fails (negative control)", func(ctx SpecContext) {
 		expectRecreatedAsPredicted(ctx, "1.7.5", "1.9.11", true)
-	}, SpecTimeout(framework.LongSpec))
+	}, SpecTimeout(framework.RehearsalSpec))
 })
 
 // The steps through 1.8, each on a control plane of its own (1.7 and 1.8
@@ -167,12 +167,12 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 			BeforeAll(rehearsalDownAfterAll)
 			It(fmt.Sprintf("patched %s keeps every pod across %s -> %s -> %s -> %s on 2 nodes, Ready, no failed request", to, from, to, from, to), func(ctx SpecContext) {
 				expectEveryPodKept(ctx, from, to, "1.9.11")
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 			// 1.8 -> 1.9 changes every container's hash (Container.VolumeDevices).
 			every := to == "1.9.11"
 			It(fmt.Sprintf("vanilla %s changes the pods the preflight predicts, and fails (negative control, from %s)", to, from), func(ctx SpecContext) {
 				expectRecreatedAsPredicted(ctx, from, to, every)
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		})
 	}
 })
@@ -235,11 +235,11 @@ func describeRehearsal(cp, from, to, fault string) bool {
 		case "":
 			It(fmt.Sprintf("patched %s keeps every pod across %s on 2 nodes, Ready, no failed request, as the preflight predicted", to, walk), func(ctx SpecContext) {
 				expectEveryPodKept(ctx, from, to, cp)
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		case "hang":
 			It(fmt.Sprintf("patched %s keeps every pod across %s on 2 nodes, Ready, no failed request, with one container's inspect hung on node-1 through its first switch: the node Ready within the bound, as the preflight predicted", to, walk), func(ctx SpecContext) {
 				expectReadyOnHang(expectEveryPodKept(ctx, from, to, cp, "--faults", "hang"))
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		case "orphan":
 			It(fmt.Sprintf("patched %s starts on the orphaned container, removes it, and keeps every pod across %s on 2 nodes, as the preflight predicted", to, walk), func(ctx SpecContext) {
 				rep := expectEveryPodKept(ctx, from, to, cp, "--faults", "orphan")
@@ -247,7 +247,7 @@ func describeRehearsal(cp, from, to, fault string) bool {
 				Expect(f.Pod).To(Equal("rehearsal-faults/orphan"))
 				Expect(f.Predicted).To(HavePrefix("the kubelet starts"))
 				Expect(rep.Nodes[0].Readiness[0].Faults).To(Equal([]string{"orphan"}))
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		}
 		It("the cluster refuses anonymous and uncertified clients (API server, kubelets, etcd), keeps the controller manager and scheduler on loopback, and serves exec and logs through the API server", func(ctx SpecContext) {
 			expectClusterLockedDown(ctx, cp)
@@ -258,15 +258,15 @@ func describeRehearsal(cp, from, to, fault string) bool {
 			every := framework.Minor(from) < 16 && framework.Minor(to) >= 16
 			It(fmt.Sprintf("vanilla %s changes the pods the preflight predicts%s, and fails (negative control)", to, map[bool]string{true: ", every one"}[every]), func(ctx SpecContext) {
 				expectRecreatedAsPredicted(ctx, from, to, every)
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		case "hang": // both hang switches change the static pod's UID
 			It(fmt.Sprintf("vanilla %s on the hung container stays NotReady past the bound (the docker-hang report), replaces the static pod without a uid, both as predicted, and fails (negative control)", to), func(ctx SpecContext) {
 				expectNotReadyOnHang(expectStaticPodReplaced(expectRecreatedAsPredicted(ctx, from, to, false, "--faults", "hang")), to)
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		case "orphan":
 			It(fmt.Sprintf("vanilla %s exits on the orphaned container (the orphan report), as predicted, and fails (negative control)", to), func(ctx SpecContext) {
 				expectOrphanExit(ctx, from, to)
-			}, SpecTimeout(framework.LongSpec))
+			}, SpecTimeout(framework.RehearsalSpec))
 		}
 	})
 }

@@ -30,7 +30,8 @@ var suiteLabels = []string{"tls", "upgrade", "inspect-hang", "orphan", "rehearsa
 // one line per suite in $E2E_SUMMARY (default summary.txt): passed only if
 // some spec ran and none failed or was skipped at run time; wall time from
 // its first spec's start to its last one's end, and the specs' own time
-// summed.
+// summed; under it, each failed spec's first message line and location,
+// so a run whose log is cut to its tail (CI's excerpt) still says why.
 var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r Report) {
 	out := os.Getenv("E2E_REPORT_DIR")
 	if out == "" {
@@ -52,6 +53,7 @@ var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r R
 	}
 	var summary strings.Builder
 	for _, suite := range selected {
+		var failures []string
 		sub := r
 		sub.SuiteDescription = r.SuiteDescription + ": " + suite
 		sub.SpecReports = nil
@@ -68,6 +70,7 @@ var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r R
 				skipped++
 			case s.State.Is(types.SpecStateFailureStates):
 				failed++
+				failures = append(failures, fmt.Sprintf("%-14s   %s: %s\n%-14s     %s (%s)", "", s.State, s.FullText(), "", briefly(s.Failure.Message), s.Failure.Location))
 			}
 			ran++
 			sub.SpecReports = append(sub.SpecReports, s)
@@ -90,6 +93,9 @@ var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r R
 		}
 		fmt.Fprintf(&summary, "%-14s %s  %4.0fs  %2d specs, %d failed, %d skipped at run time; specs' own time %.0fs\n",
 			suite, verdict, wall.Seconds(), ran, failed, skipped, specTime.Seconds())
+		for _, f := range failures {
+			summary.WriteString(f + "\n")
+		}
 	}
 	path := os.Getenv("E2E_SUMMARY") // one per Ginkgo run, as e2e/run.sh runs two at once
 	if path == "" {
@@ -97,3 +103,13 @@ var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r R
 	}
 	Expect(os.WriteFile(path, []byte(summary.String()), 0o644)).To(Succeed())
 })
+
+// briefly is a failure message on one line: Gomega's put the annotation
+// first and "Expected <value> to ..." over the lines after it.
+func briefly(msg string) string {
+	s := strings.Join(strings.Fields(msg), " ")
+	if len(s) > 400 {
+		s = s[:400] + " ..."
+	}
+	return s
+}

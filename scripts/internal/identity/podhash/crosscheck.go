@@ -121,6 +121,46 @@ func (c *Crosscheck) buildAll(ctx context.Context) error {
 	return err
 }
 
+// checkedWith are the releases a change to those named is cross-checked
+// against: their neighbours (matrix.Neighbours) and, for a patched
+// kubelet that carries a window's fix, every release of the window, skips
+// included, with their baselines: it keeps what each of them started (the
+// road's container hashes; the static pod UIDs of 1.13 .. 1.20 and 1.20 ..
+// 1.23). Its neighbours alone may derive as it does (1.19 and 1.20) and
+// show no bug.
+func checkedWith(m *matrix.Matrix, only []string) []string {
+	with := m.Neighbours(only)
+	add := func(o *matrix.Release) {
+		for _, base := range []func(*matrix.Release) (*matrix.Release, error){m.Baseline, m.UIDBaseline} {
+			if b, _ := base(o); b != nil && !slices.Contains(with, b.Release) {
+				with = append(with, b.Release)
+			}
+		}
+		if !slices.Contains(with, o.Release) {
+			with = append(with, o.Release)
+		}
+	}
+	for _, name := range only {
+		r, err := m.Lookup(name)
+		if err != nil {
+			continue
+		}
+		if onRoad(r) && hasWindow(r) {
+			for _, o := range road(m) {
+				add(o)
+			}
+		}
+		for _, w := range uidWindows {
+			if w.holds(r) {
+				for _, o := range w.releases(m) {
+					add(o)
+				}
+			}
+		}
+	}
+	return with
+}
+
 // Run checks the property on a generated corpus for every release with a
 // hash baseline, and on the pods of every such release's own manifests
 // under each release of the same baseline (1.9.11's add-ons under the
@@ -128,23 +168,7 @@ func (c *Crosscheck) buildAll(ctx context.Context) error {
 // with a UID baseline (1.13.12's is 1.12, with no hash baseline).
 func (c *Crosscheck) Run(ctx context.Context) error {
 	if len(c.Only) > 0 {
-		with := c.Matrix.Neighbours(c.Only)
-		// A patched kubelet of the road keeps what every release of the
-		// road started, skips included: it is checked against them all.
-		for _, name := range c.Only {
-			if r, err := c.Matrix.Lookup(name); err == nil && onRoad(r) && hasWindow(r) {
-				for _, o := range road(c.Matrix) {
-					for _, base := range []func(*matrix.Release) (*matrix.Release, error){c.Matrix.Baseline, c.Matrix.UIDBaseline} {
-						if b, _ := base(o); b != nil && !slices.Contains(with, b.Release) {
-							with = append(with, b.Release)
-						}
-					}
-					if !slices.Contains(with, o.Release) {
-						with = append(with, o.Release)
-					}
-				}
-			}
-		}
+		with := checkedWith(c.Matrix, c.Only)
 		fmt.Fprintf(c.Out, "cross-checking %s with %s\n", strings.Join(c.Only, ", "), strings.Join(with, ", "))
 		c.Matrix = c.Matrix.Subset(with)
 	}

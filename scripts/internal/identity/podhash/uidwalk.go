@@ -14,22 +14,36 @@ import (
 // (its legacyuid.Releases), with the series that carries it: the road
 // 1.13 .. 1.20 (static-pod-uid-k113) and 1.20 .. 1.23
 // (static-pod-uid-k121). 1.20.15 is in both and carries the road's.
-var uidWindows = []struct {
+var uidWindows = []uidWindowSpec{{13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
+
+type uidWindowSpec struct {
 	first, last int
 	series      string
-}{{13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
+}
+
+// releases are m's releases in the window, oldest first.
+func (w uidWindowSpec) releases(m *matrix.Matrix) []*matrix.Release {
+	var rs []*matrix.Release
+	for i := range m.Releases {
+		r := &m.Releases[i]
+		if v := r.Version(); r.StandIn == "" && v.Major == 1 && v.Minor >= w.first && v.Minor <= w.last {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// holds reports whether r's patched build is held to the window: r is in
+// it and carries its fix.
+func (w uidWindowSpec) holds(r *matrix.Release) bool {
+	v := r.Version()
+	return r.StandIn == "" && v.Major == 1 && v.Minor >= w.first && v.Minor <= w.last && slices.Contains(r.Series.SharedFixes, w.series)
+}
 
 // uidWalk checks the static pod UID property of each window.
 func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 	for _, w := range uidWindows {
-		var rs []*matrix.Release
-		for i := range c.Matrix.Releases {
-			r := &c.Matrix.Releases[i]
-			if m := r.Version().Minor; r.StandIn == "" && m >= w.first && m <= w.last {
-				rs = append(rs, r)
-			}
-		}
-		if err := c.uidWindow(ctx, dir, rs, w.series); err != nil {
+		if err := c.uidWindow(ctx, dir, w.releases(c.Matrix), w); err != nil {
 			return err
 		}
 	}
@@ -44,8 +58,8 @@ func (c *Crosscheck) uidWalk(ctx context.Context, dir string) error {
 // derived; the vanilla UIDs of neighbouring releases differ where the fix
 // matters. A release with a UID baseline (1.13.12: 1.12's) gives new pods
 // the baseline's UID instead (staticUIDs). Only the patched builds that
-// carry series, the window's fix, are held to it.
-func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release, series string) error {
+// carry the window's fix (w.holds) are held to it.
+func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Release, w uidWindowSpec) error {
 	if len(rs) < 2 {
 		return nil
 	}
@@ -72,7 +86,7 @@ func (c *Crosscheck) uidWindow(ctx context.Context, dir string, rs []*matrix.Rel
 				bad = append(bad, fmt.Sprintf("%s: patched %s gives a new pod %s, its vanilla build %s", pod, b.Release, p.UID, v.UID))
 			}
 		}
-		if !slices.Contains(b.Series.SharedFixes, series) {
+		if !w.holds(b) {
 			continue // b carries another window's fix (1.20.15 in 1.20 .. 1.23's: the road's)
 		}
 		// The corpus must show the bug: a vanilla switch into b from some

@@ -77,7 +77,10 @@ func upgradePods(hostDir string) []framework.Pod {
 		},
 		{
 			// Lifecycle hooks and an exec liveness probe: handlers the hash
-			// covers, run through dockershim's exec.
+			// covers, run through dockershim's exec. From 1.20 the kubelet
+			// enforces an exec probe's timeout (default 1 s): on 2 busy cores
+			// a docker exec took longer three times running and vanilla
+			// 1.20.15 restarted the container mid-spec, so it gets 5 s.
 			Name: "hooks", UID: "e2e-upgrade-hooks-0001",
 			Containers: []map[string]any{
 				framework.Workload("app", dataFile, map[string]any{
@@ -86,7 +89,7 @@ func upgradePods(hostDir string) []framework.Pod {
 						"postStart": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/poststart", "done"}}},
 						"preStop":   map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/prestop", "done"}}},
 					},
-					"livenessProbe": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/alive", "ok"}}, "periodSeconds": 5},
+					"livenessProbe": map[string]any{"exec": map[string]any{"command": []string{"/workload", "write", "/tmp/alive", "ok"}}, "periodSeconds": 5, "timeoutSeconds": 5},
 				}),
 			},
 		},

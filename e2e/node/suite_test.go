@@ -30,7 +30,8 @@ var suiteLabels = []string{"tls", "upgrade", "inspect-hang", "orphan", "rehearsa
 // one line per suite in $E2E_SUMMARY (default summary.txt): passed only if
 // some spec ran and none failed or was skipped at run time; wall time from
 // its first spec's start to its last one's end, and the specs' own time
-// summed; under it, each failed spec's first message line and location,
+// summed; under it, each failed spec's message (on one line, cut at 400
+// characters) and location,
 // so a run whose log is cut to its tail (CI's excerpt) still says why.
 var _ = ReportAfterSuite("a JUnit report and a summary line per suite", func(r Report) {
 	out := os.Getenv("E2E_REPORT_DIR")

@@ -23,21 +23,13 @@ type uidWindowSpec struct {
 
 // releases are m's releases in the window, oldest first.
 func (w uidWindowSpec) releases(m *matrix.Matrix) []*matrix.Release {
-	var rs []*matrix.Release
-	for i := range m.Releases {
-		r := &m.Releases[i]
-		if v := r.Version(); r.StandIn == "" && v.Major == 1 && v.Minor >= w.first && v.Minor <= w.last {
-			rs = append(rs, r)
-		}
-	}
-	return rs
+	return releasesIn(m, w.first, w.last)
 }
 
 // holds reports whether r's patched build is held to the window: r is in
 // it and carries its fix.
 func (w uidWindowSpec) holds(r *matrix.Release) bool {
-	v := r.Version()
-	return r.StandIn == "" && v.Major == 1 && v.Minor >= w.first && v.Minor <= w.last && slices.Contains(r.Series.SharedFixes, w.series)
+	return inMinors(r, w.first, w.last) && slices.Contains(r.Series.SharedFixes, w.series)
 }
 
 // uidWalk checks the static pod UID property of each window.

@@ -18,18 +18,25 @@ const windowSeries = "container-hash-k113"
 
 // onRoad says whether r is a release of the road 1.13 .. 1.18, across the
 // go-spew -> JSON hash boundary.
-func onRoad(r *matrix.Release) bool {
-	v := r.Version()
-	return r.StandIn == "" && v.Major == 1 && v.Minor >= 13 && v.Minor <= 18
-}
+func onRoad(r *matrix.Release) bool { return inMinors(r, 13, 18) }
 
 func hasWindow(r *matrix.Release) bool { return slices.Contains(r.Series.SharedFixes, windowSeries) }
 
 // road are the matrix's releases of the road, oldest first.
-func road(m *matrix.Matrix) []*matrix.Release {
+func road(m *matrix.Matrix) []*matrix.Release { return releasesIn(m, 13, 18) }
+
+// inMinors says whether r is a built release (no stand-in) of 1.first ..
+// 1.last.
+func inMinors(r *matrix.Release, first, last int) bool {
+	v := r.Version()
+	return r.StandIn == "" && v.Major == 1 && v.Minor >= first && v.Minor <= last
+}
+
+// releasesIn are m's built releases of 1.first .. 1.last, oldest first.
+func releasesIn(m *matrix.Matrix, first, last int) []*matrix.Release {
 	var rs []*matrix.Release
 	for i := range m.Releases {
-		if r := &m.Releases[i]; onRoad(r) {
+		if r := &m.Releases[i]; inMinors(r, first, last) {
 			rs = append(rs, r)
 		}
 	}

@@ -78,8 +78,9 @@ func expectWalkKeepsEverything(ctx SpecContext, walk []string, patchedFirst bool
 // recreate), then made: the vanilla kubelet recreates exactly what was
 // predicted, no more after SyncsPerPhase syncs, and a replaced pod
 // without a uid runs under another UID. It returns, per release, whether
-// its kubelet logged a changed container hash (1.14 and later: "Container
-// <name> definition changed, will be restarted").
+// its kubelet logged a changed container hash ("Container spec hash
+// changed" up to 1.13, "Container <name> definition changed, will be
+// restarted" from 1.14).
 func expectVanillaWalkAsPredicted(ctx SpecContext, walk []string, check func(release string, rep preflightReport, predicted []string)) map[string]bool {
 	GinkgoHelper()
 	node, pods, _, before := runningOn(ctx, walk[0])
@@ -102,7 +103,7 @@ func expectVanillaWalkAsPredicted(ctx SpecContext, walk []string, check func(rel
 		}
 		waitSyncs(ctx, k, pods, framework.SyncsPerPhase)
 		Expect(replacedSince(ctx, node, state)).To(Equal(predicted), node.Describe(ctx))
-		hashChanged[release] = k.CountLog("definition changed, will be restarted") > 0
+		hashChanged[release] = k.CountLog("Container spec hash changed")+k.CountLog("definition changed, will be restarted") > 0
 		waitRunning(ctx, node, pods)
 		now := observe(ctx, node)
 		was, is := state.labels["unpinned/app"][framework.LabelPodUID], now.labels["unpinned/app"][framework.LabelPodUID]

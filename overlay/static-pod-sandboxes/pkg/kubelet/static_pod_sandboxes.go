@@ -9,8 +9,8 @@ import (
 	"k8s.io/kubernetes/pkg/kubelet/legacytypes/staticuid"
 )
 
-// Shared by the 1.8.15 and 1.9.11 fixes (overlay static-pod-sandboxes;
-// 1.7's libdocker takes engine-api's types, so 1.7.5 keeps its own copy).
+// Shared by the 1.8.15, 1.9.11, 1.11.10 and 1.12.10 fixes (glog; 1.7's
+// libdocker takes engine-api's types, so 1.7.5 keeps its own copy).
 //
 // recordStaticPodSandboxes lists the node's pod sandboxes once, before the
 // static pod sources start, so each static pod keeps the UID its sandbox

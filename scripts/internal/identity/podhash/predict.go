@@ -48,17 +48,30 @@ func (c *Crosscheck) graph(ctx context.Context, r *matrix.Release) (schemadiff.G
 	return g, nil
 }
 
+// hashesChange says whether vanilla old and r hash some container
+// differently: their Container graphs print differently (1.12 and 1.13
+// print alike, and so do 1.16 .. 1.18) or the hash function changed.
+func (c *Crosscheck) hashesChange(ctx context.Context, old, r *matrix.Release) (bool, error) {
+	a, b, err := c.graphPair(ctx, old, r)
+	return jsonHash(old) != jsonHash(r) || len(schemadiff.Changed(a, b)) > 0, err
+}
+
+// graphPair is old's and r's Container graphs.
+func (c *Crosscheck) graphPair(ctx context.Context, old, r *matrix.Release) (a, b schemadiff.Graph, err error) {
+	if a, err = c.graph(ctx, old); err != nil {
+		return nil, nil, err
+	}
+	b, err = c.graph(ctx, r)
+	return a, b, err
+}
+
 // predictHashChanges predicts, for every container of the pods file,
 // whether vanilla r writes another hash than vanilla old: from old's and
 // r's Container graphs (the committed schemas where there are, else
 // generated from the release's verified module zip), as go-spew dumps
 // them or, when both hash JSON, as encoding/json writes them.
 func (c *Crosscheck) predictHashChanges(ctx context.Context, old, r *matrix.Release, pods string) (hashPrediction, error) {
-	a, err := c.graph(ctx, old)
-	if err != nil {
-		return nil, err
-	}
-	b, err := c.graph(ctx, r)
+	a, b, err := c.graphPair(ctx, old, r)
 	if err != nil {
 		return nil, err
 	}

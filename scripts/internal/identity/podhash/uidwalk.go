@@ -11,10 +11,12 @@ import (
 )
 
 // uidWindows are the minor releases whose static pod UIDs a fix knows
-// (its legacyuid.Releases), with the series that carries it: the road
+// (its legacyuid.Releases), with the series that carries it: 1.11 and
+// 1.12 (static-pod-uid-k111, beside the road's derivations), the road
 // 1.13 .. 1.20 (static-pod-uid-k113) and 1.20 .. 1.23
-// (static-pod-uid-k121). 1.20.15 is in both and carries the road's.
-var uidWindows = []uidWindowSpec{{13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
+// (static-pod-uid-k121). 1.20.15 is in both of the last and carries the
+// road's.
+var uidWindows = []uidWindowSpec{{11, 12, "static-pod-uid-k111"}, {13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
 
 type uidWindowSpec struct {
 	first, last int

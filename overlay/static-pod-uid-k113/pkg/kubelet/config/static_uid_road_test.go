@@ -20,7 +20,7 @@ import (
 )
 
 // The test manifests (overlay legacy-types) and what the vanilla kubelets
-// of 1.12.10..1.20.15 derive for them (testdata/vanilla-uids.json, written
+// of 1.11.10..1.20.15 derive for them (testdata/vanilla-uids.json, written
 // by each release's own cmd/podhash, not by this code).
 const (
 	manifestsDir = "../legacytypes/testdata/official"

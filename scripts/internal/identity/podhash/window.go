@@ -18,12 +18,15 @@ const windowSeries = "container-hash-k111"
 
 // onRoad says whether r is a release of the road 1.11 .. 1.18, across the
 // go-spew -> JSON hash boundary.
-func onRoad(r *matrix.Release) bool { return inMinors(r, 11, 18) }
+func onRoad(r *matrix.Release) bool { return inMinors(r, roadFirst, roadLast) }
+
+// The road's minors: the container hash window of container-hash-k111.
+const roadFirst, roadLast = 11, 18
 
 func hasWindow(r *matrix.Release) bool { return slices.Contains(r.Series.SharedFixes, windowSeries) }
 
 // road are the matrix's releases of the road, oldest first.
-func road(m *matrix.Matrix) []*matrix.Release { return releasesIn(m, 11, 18) }
+func road(m *matrix.Matrix) []*matrix.Release { return releasesIn(m, roadFirst, roadLast) }
 
 // inMinors says whether r is a built release (no stand-in) of 1.first ..
 // 1.last.

@@ -21,6 +21,11 @@ const (
 	plegUnhealthy   = "PLEG is not healthy"
 	// deadlineLogLine is how the patched cadvisor says it gave up.
 	deadlineLogLine = "docker did not answer the inspect of container"
+	// sandboxListDeadline bounds the patched kubelet's one docker ps before
+	// its static pod sources start (the static pod UIDs' sandbox listing);
+	// sandboxListGaveUp is how it says it gave up.
+	sandboxListDeadline = 10 * time.Second
+	sandboxListGaveUp   = "could not list pod sandboxes (listing pod sandboxes took more than 10s)"
 	// vanillaWatch is how long the vanilla control must stay broken: more
 	// than three times what the patched kubelet needs to start the pod.
 	vanillaWatch = 60 * time.Second
@@ -229,14 +234,20 @@ var _ = Describe("A docker inspect that never returns, on an engine before Docke
 		node, k, proxy, hungID, events := hungNode(ctx, fieldRelease, "patched", dockerproxy.WithListLocking())
 		start := k.Started()
 
-		By("the runtime comes up within the deadline (cadvisor's inspects are bounded), while the second pod waits for a relist")
-		upBy := start.Add(inspectDeadline + 10*time.Second)
+		By("the runtime comes up within the deadlines (the sandbox listing's, then cadvisor's inspects'), while the second pod waits for a relist")
+		// Every docker ps is held, so the static pod UIDs' sandbox listing
+		// gives up at its bound first, then cadvisor at the inspect's.
+		upBy := start.Add(sandboxListDeadline + inspectDeadline + 10*time.Second)
 		Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
 			WithTimeout(time.Until(start.Add(listHang))).WithPolling(2*time.Second).
 			Should(BeFalse(), "the second pod started while every docker ps was held: the list locking is not imitated")
 		for _, t := range k.LogTimes(runtimeDown(fieldRelease)) {
 			Expect(t).To(BeTemporally("<", upBy), "%q logged %s after start\n%s", runtimeDown(fieldRelease), t.Sub(start).Round(time.Second), k.LogTail(40))
 		}
+		if times := k.LogTimes(runtimeDown(fieldRelease)); len(times) > 0 {
+			GinkgoWriter.Printf("runtime reported down until %s after start\n", times[len(times)-1].Sub(start).Round(100*time.Millisecond))
+		}
+		Expect(k.Log()).To(ContainSubstring(sandboxListGaveUp), "the sandbox listing did not give up at its bound")
 		Expect(k.Log()).To(ContainSubstring(deadlineLogLine), "cadvisor gave up no inspect at its deadline")
 		if done, err := k.Exited(); done {
 			Fail(fmt.Sprintf("kubelet exited: %v\n%s", err, k.LogTail(40)))

@@ -49,16 +49,17 @@ func runtimeDown(release string) string {
 }
 
 // hangReleases are the releases that ship the inspect deadlines.
-var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6", "1.19.16", "1.23.17"}
+var hangReleases = []string{"1.7.5", "1.8.15", "1.9.11", "1.10.13", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6", "1.19.16", "1.23.17"}
 
 // hangLabels are a release's extra labels: CI runs the field report's
 // releases (1.12, 1.13) and the first ones fixed (1.9, 1.18); make
-// test-all also 1.7.5's, 1.8.15's, 1.11.10's, 1.14.10 .. 1.17.17's,
-// 1.19.16's and 1.23.17's ("extended"), the same patches (ported
-// unchanged from 1.12.10's, 1.13.12's and 1.18.6's), by docs/e2e.md's rule.
+// test-all also 1.7.5's, 1.8.15's, 1.10.13's, 1.11.10's, 1.14.10 ..
+// 1.17.17's, 1.19.16's and 1.23.17's ("extended"), the same patches
+// (ported unchanged from 1.9.11's, 1.12.10's, 1.13.12's and 1.18.6's), by
+// docs/e2e.md's rule.
 func hangLabels(release string) []any {
 	switch release {
-	case "1.7.5", "1.8.15", "1.11.10", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.19.16", "1.23.17":
+	case "1.7.5", "1.8.15", "1.10.13", "1.11.10", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.19.16", "1.23.17":
 		return []any{Label("extended"), kubelets(release)}
 	case fieldRelease:
 		return []any{Label("seed"), kubelets(release)}

@@ -53,6 +53,10 @@ func testTree(ctx context.Context, s Streams, g *globals, release, run, bench st
 		// The shared layouts and static pod identity the fixes build on.
 		series = append(series, r.Series.LegacyTypes)
 	}
+	if r.Series.LockFixes != "" {
+		// What the lock's substitutions lose, put back and tested.
+		series = append(series, r.Series.LockFixes)
+	}
 	if r.Series.Shim != "" {
 		// cmd/dockershim's flags against the kubelet's.
 		series = append(series, r.Series.Shim)

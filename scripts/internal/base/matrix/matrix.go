@@ -156,6 +156,11 @@ type PackageRevision struct {
 type Series struct {
 	// Build is applied to every variant: Go-compatibility fixes only.
 	Build string `json:"build"`
+	// LockFixes is applied to every variant right after Build: what the
+	// lock's substitutions lose that the kubelet relies on, put back (a
+	// dependency the module proxy does not serve at the pinned revision,
+	// replaced by an older one that lacks fixes the release shipped).
+	LockFixes string `json:"lockFixes,omitempty"`
 	// LegacyTypes is a shared overlay applied to every variant after Build:
 	// older releases' type graphs and the official Go's runtime layouts,
 	// for the build and fixes series that derive what official or older
@@ -198,7 +203,7 @@ func (s Series) ForControlPlane() []string {
 		return nil
 	}
 	var out []string
-	for _, name := range []string{s.Build, s.Defaults, s.ControlPlane} {
+	for _, name := range []string{s.Build, s.LockFixes, s.Defaults, s.ControlPlane} {
 		if name != "" {
 			out = append(out, name)
 		}
@@ -232,7 +237,7 @@ func (r *Release) ControlPlaneGitVersion() string {
 // For returns the series applied, in order, for variant v.
 func (s Series) For(v Variant) []string {
 	var out []string
-	for _, name := range []string{s.Build, s.LegacyTypes, s.Defaults, s.Tools, s.Shim} {
+	for _, name := range []string{s.Build, s.LockFixes, s.LegacyTypes, s.Defaults, s.Tools, s.Shim} {
 		if name != "" {
 			out = append(out, name)
 		}
@@ -562,7 +567,7 @@ func (r *Release) validate(root string) error {
 	if len(r.Series.SharedFixes) > 0 && r.Series.Fixes == "" {
 		return fieldError("series.sharedFixes", "%v without series.fixes: shared fixes are laid in only with a release's own", r.Series.SharedFixes)
 	}
-	named := map[string]string{"series.build": r.Series.Build, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.shim": r.Series.Shim, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane, "series.conformance": r.Series.Conformance}
+	named := map[string]string{"series.build": r.Series.Build, "series.lockFixes": r.Series.LockFixes, "series.legacyTypes": r.Series.LegacyTypes, "series.defaults": r.Series.Defaults, "series.tools": r.Series.Tools, "series.shim": r.Series.Shim, "series.fixes": r.Series.Fixes, "series.controlPlane": r.Series.ControlPlane, "series.conformance": r.Series.Conformance}
 	for i, s := range r.Series.SharedFixes {
 		named[fmt.Sprintf("series.sharedFixes[%d]", i)] = s
 	}

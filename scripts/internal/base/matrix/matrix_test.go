@@ -187,6 +187,16 @@ func TestControlPlaneSeries(t *testing.T) {
 	if got := s.ForControlPlane(); strings.Join(got, ",") != "k19-build,secure-defaults,k19-control-plane" {
 		t.Errorf("ForControlPlane = %v", got)
 	}
+	// What the lock's substitutions lose is put back right after the
+	// build series, in every variant and the control plane alike.
+	s.LockFixes = "k110-lock-fixes"
+	if got := s.ForControlPlane(); strings.Join(got, ",") != "k19-build,k110-lock-fixes,secure-defaults,k19-control-plane" {
+		t.Errorf("with lockFixes, ForControlPlane = %v", got)
+	}
+	if got := s.For(Vanilla); strings.Join(got, ",") != "k19-build,k110-lock-fixes,secure-defaults,podhash" {
+		t.Errorf("with lockFixes, For(Vanilla) = %v", got)
+	}
+	s.LockFixes = ""
 	s.ControlPlane = ""
 	if got := s.ForControlPlane(); got != nil {
 		t.Errorf("no control-plane series, but ForControlPlane = %v", got)

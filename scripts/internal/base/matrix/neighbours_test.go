@@ -13,9 +13,9 @@ func TestNeighbours(t *testing.T) {
 		t.Fatal(err)
 	}
 	for only, want := range map[string][]string{
-		// 1.9's patched build writes 1.7's hashes and UIDs; 1.8 and 1.11
+		// 1.9's patched build writes 1.7's hashes and UIDs; 1.8 and 1.10
 		// are the releases beside it.
-		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.11.10"},
+		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.10.13"},
 		// The last dockershim release: 1.22 and 1.24 beside it, no baseline.
 		"1.23.17": {"1.22.17", "1.23.17", "1.24.17"},
 		// The newest: only the one before it.

@@ -6,6 +6,8 @@ func (s Series) Role(name string) string {
 	switch name {
 	case s.Build:
 		return "Go compatibility fixes"
+	case s.LockFixes:
+		return "what the dependency lock's substitutions lose, put back"
 	case s.LegacyTypes:
 		return "older releases' type graphs and go1.8.3's runtime layouts, for what official kubelets derive"
 	case s.Defaults:

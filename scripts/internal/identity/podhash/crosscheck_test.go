@@ -24,10 +24,12 @@ func TestCheckedWithCoversTheWindow(t *testing.T) {
 		// 1.20 .. 1.23's UIDs, which hold its neighbours.
 		"1.22.17": {"1.20.15", "1.21.14", "1.22.17", "1.23.17"},
 		// The container hash road (1.11..1.18), 1.11 and 1.12's UIDs, the
-		// neighbour before (with its hash baseline, 1.7).
-		"1.11.10": {"1.7.5", "1.9.11", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6"},
+		// neighbour before.
+		"1.11.10": {"1.10.13", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6"},
 		// No window: the neighbours and baselines only.
-		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.11.10"},
+		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.10.13"},
+		// The neighbours, with the one before's hash baseline (1.7).
+		"1.10.13": {"1.7.5", "1.9.11", "1.10.13", "1.11.10"},
 	} {
 		set := checkedWith(m, []string{only})
 		var got []string // in the matrix's order

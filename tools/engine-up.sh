@@ -293,9 +293,9 @@ else
 	start_engine
 	state="started (dockerd pid $(cat "$OUT/dockerd.pid"))"
 fi
-# kubelet 1.7-1.9, 1.12/1.13, 1.18 and 1.20 .. 1.25 default pause images, under their own
-# names so no pull is ever attempted.
-build_image pause gcr.io/google_containers/pause-amd64:3.0 k8s.gcr.io/pause:3.1 k8s.gcr.io/pause:3.2 k8s.gcr.io/pause:3.4.1 k8s.gcr.io/pause:3.5 k8s.gcr.io/pause:3.6 \
+# kubelet 1.7-1.9, 1.10, 1.11-1.13, 1.18 and 1.20 .. 1.25 default pause images, under
+# their own names so no pull is ever attempted.
+build_image pause gcr.io/google_containers/pause-amd64:3.0 k8s.gcr.io/pause-amd64:3.1 k8s.gcr.io/pause:3.1 k8s.gcr.io/pause:3.2 k8s.gcr.io/pause:3.4.1 k8s.gcr.io/pause:3.5 k8s.gcr.io/pause:3.6 \
 	registry.k8s.io/pause:3.7 registry.k8s.io/pause:3.8
 build_image workload e2e.local/workload:1
 

@@ -242,11 +242,12 @@ var _ = Describe("A docker inspect that never returns, on an engine before Docke
 		Consistently(ctx, func() bool { return secondRunning(ctx, node) }).
 			WithTimeout(time.Until(start.Add(listHang))).WithPolling(2*time.Second).
 			Should(BeFalse(), "the second pod started while every docker ps was held: the list locking is not imitated")
-		for _, t := range k.LogTimes(runtimeDown(fieldRelease)) {
+		downs := k.LogTimes(runtimeDown(fieldRelease))
+		for _, t := range downs {
 			Expect(t).To(BeTemporally("<", upBy), "%q logged %s after start\n%s", runtimeDown(fieldRelease), t.Sub(start).Round(time.Second), k.LogTail(40))
 		}
-		if times := k.LogTimes(runtimeDown(fieldRelease)); len(times) > 0 {
-			GinkgoWriter.Printf("runtime reported down until %s after start\n", times[len(times)-1].Sub(start).Round(100*time.Millisecond))
+		if len(downs) > 0 {
+			GinkgoWriter.Printf("runtime reported down until %s after start\n", downs[len(downs)-1].Sub(start).Round(100*time.Millisecond))
 		}
 		Expect(k.Log()).To(ContainSubstring(sandboxListGaveUp), "the sandbox listing did not give up at its bound")
 		Expect(k.Log()).To(ContainSubstring(deadlineLogLine), "cadvisor gave up no inspect at its deadline")

@@ -112,13 +112,16 @@ engines_down() {
   for n in "${pids[@]}"; do wait "$n" || true; done
 }
 cleanup() {
-  local n
+  local n d
   # A cluster run still going (the script was interrupted) ends by its
   # own timeouts and cleanups; its instances are checked after it.
   [ -z "${cluster_pid:-}" ] || wait "$cluster_pid" || true
-  for ((n = 1; n <= E2E_REHEARSALS; n++)); do
-    # A rehearsal an interrupted spec left up on the slot's instance.
-    if [ -e "$root/_output/rehearsal-$n/state.json" ] || [ -e "$root/_output/rehearsal-$n/engine/dockerd.pid" ]; then
+  for d in "$root"/_output/rehearsal-*; do
+    # A rehearsal an interrupted spec left up on its process's instance
+    # (this checkout's; the instance is the one free when it started).
+    n=${d##*/rehearsal-}
+    [[ $n =~ ^[1-9][0-9]*$ ]] || continue
+    if [ -e "$d/state.json" ] || [ -e "$d/engine/dockerd.pid" ]; then
       "${toolchain[@]}" rehearsal down --instance "$n" >>"$out/rehearsal-down.log" 2>&1 || echo "e2e/run.sh: rehearsal down --instance $n failed (see $out/rehearsal-down.log)" >&2
     fi
   done

@@ -38,9 +38,20 @@ const (
 	// suites on 2 cores it overran LongSpec in its last switch twice on
 	// one machine (CI, 2026-11-30).
 	RehearsalSpec = 20 * time.Minute
+	// switchSpec is what a walk spec allows per kubelet switch: about 50 s
+	// alone (the road 1.13 <-> 1.18, 11 switches, 497 s), three times as
+	// long side by side. Beside the 1.18 <-> 1.20 walk the road and its
+	// control overran LongSpec (a 1.18.6 shard, 2026-11-30).
+	switchSpec = 150 * time.Second
 	// OrphanGCTimeout bounds a running orphan going away: the kubelet's
 	// housekeeping stops it, then the container GC (every minute) removes it.
 	OrphanGCTimeout = 3 * time.Minute
 	// StopTimeout is how long a kubelet gets after SIGTERM before SIGKILL.
 	StopTimeout = 10 * time.Second
 )
+
+// WalkSpec bounds a walk of the given number of kubelet switches, never
+// below LongSpec.
+func WalkSpec(switches int) time.Duration {
+	return max(LongSpec, time.Duration(switches)*switchSpec)
+}

@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,10 +24,35 @@ import (
 )
 
 // rehearsalInstance is the machine's rehearsal instance this process's
-// rehearsals run as (toolchain rehearsal --instance): its slot, so
-// rehearsals on parallel processes run side by side, and never 0, which
-// is make rehearsal's (an operator's cluster may be up on it).
-func rehearsalInstance() int { return framework.Slot() }
+// rehearsals run as (toolchain rehearsal --instance): the first free one
+// of its slot, slot+processes, ..., so rehearsals on parallel processes
+// run side by side, never 0, which is make rehearsal's (an operator's
+// cluster may be up on it), and never one another checkout holds or left
+// up (a CI run failed at once on a cluster an interrupted rehearsal of
+// another checkout had left on instance 1). Chosen once per process.
+func rehearsalInstance() int {
+	GinkgoHelper()
+	instanceOnce.Do(func() {
+		suite, _ := GinkgoConfiguration()
+		cmd := exec.Command(filepath.Join(repoRoot, "_output", "bin", "toolchain"), "--root", repoRoot, "rehearsal", "free-instance",
+			"--instance", strconv.Itoa(framework.Slot()), "--stride", strconv.Itoa(max(suite.ParallelTotal, 1)))
+		cmd.Stderr = GinkgoWriter
+		out, err := cmd.Output()
+		if err == nil {
+			instance, err = strconv.Atoi(strings.TrimSpace(string(out)))
+		}
+		instanceErr = err
+		fmt.Fprintf(GinkgoWriter, "rehearsal instance %d (%s)\n", instance, rehearsalDirOf(instance))
+	})
+	Expect(instanceErr).NotTo(HaveOccurred(), "toolchain rehearsal free-instance")
+	return instance
+}
+
+var (
+	instanceOnce sync.Once
+	instance     int
+	instanceErr  error
+)
 
 // rehearsalEtcd is the instance's etcd client and peer address, as
 // scripts/internal/cluster/controlplane's PortsFor opens them (docs/rehearsal.md
@@ -37,7 +64,11 @@ func rehearsalEtcd() (client, peer string) {
 
 // rehearsalDir is a path under the instance's _output/rehearsal-<n>.
 func rehearsalDir(parts ...string) string {
-	return filepath.Join(append([]string{repoRoot, "_output", fmt.Sprintf("rehearsal-%d", rehearsalInstance())}, parts...)...)
+	return filepath.Join(append([]string{rehearsalDirOf(rehearsalInstance())}, parts...)...)
+}
+
+func rehearsalDirOf(instance int) string {
+	return filepath.Join(repoRoot, "_output", fmt.Sprintf("rehearsal-%d", instance))
 }
 
 // rehearsalKubectl runs the kubectl of the rehearsal's control plane cp

@@ -9,6 +9,9 @@ import (
 	"kubelet-toolchain/e2e/framework"
 )
 
+// k111Walk is the releases this file walks.
+var k111Walk = []string{"1.11.10", "1.12.10"}
+
 // 1.11 -> 1.12 changes the container hash of every container with a
 // securityContext (1.12 adds SecurityContext.ProcMount, which go-spew
 // prints unset too) and the static pod UID (1.12 adds
@@ -16,13 +19,13 @@ import (
 // PersistentVolumeClaimSpec.DataSource to the internal Pod graph), so a
 // vanilla switch recreates the first and replaces every pod without
 // metadata.uid, both ways.
-var _ = Describe("Switching kubelet 1.11 <-> 1.12", Label("upgrade"), kubelets("1.11.10", "1.12.10"), SpecPriority(5), func() {
+var _ = Describe("Switching kubelet 1.11 <-> 1.12", Label("upgrade"), kubelets(k111Walk...), SpecPriority(5), func() {
 	It("recreates nothing on 1.11.10 -> patched 1.12.10 and back to patched 1.11.10, containers with a securityContext, static pods without a uid and checkpoints included", func(ctx SpecContext) {
-		expectWalkKeepsEverything(ctx, []string{"1.11.10", "1.12.10"}, true)
-	}, SpecTimeout(framework.LongSpec))
+		expectWalkKeepsEverything(ctx, k111Walk, true)
+	}, walkTimeout(k111Walk, true))
 
 	It("recreates, with the vanilla 1.12.10, exactly the containers with a securityContext and the pod without a uid, as the preflight predicts, logging the changed hash (negative control)", func(ctx SpecContext) {
-		hashChanged := expectVanillaWalkAsPredicted(ctx, []string{"1.11.10", "1.12.10"}, func(release string, rep preflightReport, predicted []string) {
+		hashChanged := expectVanillaWalkAsPredicted(ctx, k111Walk, func(release string, rep preflightReport, predicted []string) {
 			want := append(securedContainers(upgradePods("")), "unpinned/app")
 			sort.Strings(want)
 			Expect(predicted).To(Equal(want), "vanilla %s should be predicted to recreate every container with a securityContext and the pod without a uid", release)
@@ -30,7 +33,7 @@ var _ = Describe("Switching kubelet 1.11 <-> 1.12", Label("upgrade"), kubelets("
 			Expect(rep.uidOf("default/unpinned").PodReplaced).To(BeFalse(), "the patched %s should be predicted to keep the pod", release)
 		})
 		Expect(hashChanged).To(Equal(map[string]bool{"1.12.10": true}))
-	}, SpecTimeout(framework.LongSpec))
+	}, walkTimeout(k111Walk, false))
 })
 
 // securedContainers are the pod/container keys of pods' long-running

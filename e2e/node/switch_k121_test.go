@@ -3,9 +3,10 @@ package node
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
-	"kubelet-toolchain/e2e/framework"
 )
+
+// k121Walk is the releases this file walks.
+var k121Walk = []string{"1.20.15", "1.21.14", "1.22.17", "1.23.17"}
 
 // 1.20 -> 1.21 and 1.22 -> 1.23 keep the container hash (JSON of the
 // Container: no field these pods set was added) but not the static pod
@@ -13,13 +14,13 @@ import (
 // (kubernetes#87461) and 1.21 and 1.23 grow the internal Pod graph, so
 // every pod without metadata.uid (unpinnedPod) gets another UID from a
 // vanilla kubelet, which then replaces the whole pod.
-var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets("1.20.15", "1.21.14", "1.22.17", "1.23.17"), SpecPriority(5), func() {
+var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets(k121Walk...), SpecPriority(5), func() {
 	It("recreates nothing on 1.20.15 -> patched 1.21.14 -> 1.22.17 -> 1.23.17 and back, static pods without a uid included", func(ctx SpecContext) {
-		expectWalkKeepsEverything(ctx, []string{"1.20.15", "1.21.14", "1.22.17", "1.23.17"}, false)
-	}, SpecTimeout(framework.LongSpec))
+		expectWalkKeepsEverything(ctx, k121Walk, false)
+	}, walkTimeout(k121Walk, true))
 
 	It("replaces, with the vanilla 1.21.14 and again the vanilla 1.23.17, exactly the pod without a uid, as the preflight predicts (negative control)", func(ctx SpecContext) {
-		expectVanillaWalkAsPredicted(ctx, []string{"1.20.15", "1.21.14", "1.22.17", "1.23.17"}, func(release string, rep preflightReport, predicted []string) {
+		expectVanillaWalkAsPredicted(ctx, k121Walk, func(release string, rep preflightReport, predicted []string) {
 			// 1.21 hashes the node name and manifest path into the UID
 			// (kubernetes#87461), 1.23 grows the graph; 1.22's changes lie
 			// under fields this pod does not set.
@@ -29,5 +30,5 @@ var _ = Describe("Switching kubelet 1.20 <-> 1.23", Label("upgrade"), kubelets("
 			}
 			expectOnlyUnpinnedReplaced(release, rep, predicted)
 		})
-	}, SpecTimeout(framework.LongSpec))
+	}, walkTimeout(k121Walk, false))
 })

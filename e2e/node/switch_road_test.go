@@ -3,8 +3,6 @@ package node
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-
-	"kubelet-toolchain/e2e/framework"
 )
 
 // The road 1.13 -> 1.18 changes the container hash three times (1.14
@@ -18,7 +16,7 @@ var road = []string{"1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18
 var _ = Describe("Switching kubelet along the road 1.13 <-> 1.18", Label("upgrade"), kubelets(road...), SpecPriority(5), func() {
 	It("recreates nothing on 1.13.12 -> patched 1.14.10 -> patched 1.15.12 -> patched 1.16.15 -> patched 1.17.17 -> patched 1.18.6 and back to 1.13.12, static pods without a uid and checkpoints included", func(ctx SpecContext) {
 		expectWalkKeepsEverything(ctx, road, true)
-	}, SpecTimeout(framework.LongSpec))
+	}, walkTimeout(road, true))
 
 	It("recreates, with the vanilla kubelets 1.14.10 .. 1.18.6, what the preflight predicts: containers at 1.13/1.14, 1.14/1.15 and 1.15/1.16 (`Container <name> definition changed, will be restarted`), the pod without a uid at every minor but 1.16/1.17 (negative control)", func(ctx SpecContext) {
 		hashChanged := expectVanillaWalkAsPredicted(ctx, road, func(release string, rep preflightReport, predicted []string) {
@@ -40,5 +38,5 @@ var _ = Describe("Switching kubelet along the road 1.13 <-> 1.18", Label("upgrad
 		// In the kubelet's words: the hash changes at 1.13/1.14, 1.14/1.15
 		// (the restricted container's securityContext) and 1.15/1.16.
 		Expect(hashChanged).To(Equal(map[string]bool{"1.14.10": true, "1.15.12": true, "1.16.15": true, "1.17.17": false, "1.18.6": false}))
-	}, SpecTimeout(framework.LongSpec))
+	}, walkTimeout(road, false))
 })

@@ -12,6 +12,17 @@ import (
 	"kubelet-toolchain/e2e/framework"
 )
 
+// walkTimeout is a walk spec's timeout: the patched walk switches up,
+// back down and to the official first kubelet (2n-1 switches), its
+// vanilla control up (n-1).
+func walkTimeout(walk []string, patched bool) SpecTimeout {
+	switches := len(walk) - 1
+	if patched {
+		switches = 2*len(walk) - 1
+	}
+	return SpecTimeout(framework.WalkSpec(switches))
+}
+
 // expectWalkKeepsEverything runs the patched walk both roads share: the
 // pods started by the official walk[0] are kept by each patched kubelet up
 // the walk (the pod without a uid under walk[0]'s UID, in the kubelet's

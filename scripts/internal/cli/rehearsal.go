@@ -207,11 +207,32 @@ a prediction failed or a request failed, 2 the rehearsal could not run.`,
 			return nil
 		},
 	}
+	var stride int
+	freeCmd := &cobra.Command{
+		Use:   "free-instance",
+		Short: "Print the first instance of --instance, --instance+--stride, ... this checkout may take now (the e2e's: another checkout's cluster left up is passed over, not taken down)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := filepath.Abs(g.root)
+			if err != nil {
+				return err
+			}
+			n, skipped, err := rehearsal.FreeInstance(root, f.instance, stride)
+			for _, why := range skipped {
+				fmt.Fprintf(s.Err, "passed over %s\n", why)
+			}
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			fmt.Fprintln(s.Out, n)
+			return nil
+		},
+	}
+	freeCmd.Flags().IntVar(&stride, "stride", 1, "the step between candidates (the e2e: its number of processes)")
 	for _, c := range []*cobra.Command{run, upCmd} {
 		c.Flags().StringVar(&f.from, "from", "", "the kubelet release the nodes run first (FROM), vanilla")
 		c.Flags().IntVar(&f.nodes, "nodes", 2, "number of nodes")
 	}
-	cmd.AddCommand(run, upCmd, downCmd)
+	cmd.AddCommand(run, upCmd, downCmd, freeCmd)
 	return cmd
 }
 

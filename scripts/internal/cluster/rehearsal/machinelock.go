@@ -110,3 +110,33 @@ func setClusterOwner(l Layout, up bool) error {
 	}
 	return nil
 }
+
+// FreeInstance is the first of the instances first, first+stride, ...
+// (up to MaxInstance) that the checkout at root may take now: no process
+// holds its lock and no other checkout's cluster is up on it. The e2e's
+// processes each ask from their own slot with the number of processes as
+// the stride, so they never pick the same one; an instance another
+// checkout left up (its rehearsal interrupted) is passed over, not taken
+// down. skipped says why each earlier candidate was passed over.
+func FreeInstance(root string, first, stride int) (instance int, skipped []string, err error) {
+	if first < 1 || stride < 1 {
+		return 0, nil, fmt.Errorf("rehearsal instances from %d by %d: want both >= 1 (instance 0 is make rehearsal's)", first, stride)
+	}
+	root, err = filepath.Abs(root)
+	if err != nil {
+		return 0, nil, err
+	}
+	for n := first; n <= MaxInstance; n += stride {
+		unlock, err := LockMachine(NewLayoutFor(root, n), "rehearsal instance")
+		if errors.Is(err, ErrMachineBusy) {
+			skipped = append(skipped, fmt.Sprintf("instance %d: %v", n, err))
+			continue
+		}
+		if err != nil {
+			return 0, skipped, err
+		}
+		unlock()
+		return n, skipped, nil
+	}
+	return 0, skipped, fmt.Errorf("no free rehearsal instance among %d, %d, ... up to %d: %s", first, first+stride, MaxInstance, strings.Join(skipped, "; "))
+}

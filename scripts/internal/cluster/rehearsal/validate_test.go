@@ -358,3 +358,67 @@ func TestCheckManifestsRemovedIn122(t *testing.T) {
 		}
 	}
 }
+
+// The CI failure this guards against: another checkout's rehearsal left
+// up on instance 1 (its state kept) failed the e2e's first rehearsal at
+// once; the e2e now passes over it to 1+stride.
+func TestFreeInstance(t *testing.T) {
+	dir := t.TempDir()
+	oldLock, oldOwner := lockPath, ownerPath
+	lockPath, ownerPath = filepath.Join(dir, "rehearsal%s.lock"), filepath.Join(dir, "rehearsal%s.owner")
+	defer func() { lockPath, ownerPath = oldLock, oldOwner }()
+	other, ours := t.TempDir(), t.TempDir()
+
+	if n, skipped, err := FreeInstance(ours, 1, 2); err != nil || n != 1 || len(skipped) != 0 {
+		t.Fatalf("nothing taken: instance %d, skipped %q, %v; want 1", n, skipped, err)
+	}
+	// The other checkout's cluster is up on 1, its process on 3 runs.
+	lo := NewLayoutFor(other, 1)
+	if err := os.MkdirAll(lo.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lo.Dir, "state.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := setClusterOwner(lo, true); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := LockMachine(NewLayoutFor(other, 3), "rehearsal run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	n, skipped, err := FreeInstance(ours, 1, 2)
+	if err != nil || n != 5 {
+		t.Fatalf("instance %d, %v; want 5 (1 and 3 are the other checkout's)", n, err)
+	}
+	if len(skipped) != 2 || !strings.Contains(skipped[0], other) || !strings.Contains(skipped[1], "rehearsal run") {
+		t.Errorf("skipped %q: want instance 1 naming %s, instance 3 naming its command", skipped, other)
+	}
+	// Our own cluster, left up on 7, is ours to reuse or take down.
+	lu := NewLayoutFor(ours, 7)
+	if err := os.MkdirAll(lu.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lu.Dir, "state.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := setClusterOwner(lu, true); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, err := FreeInstance(ours, 7, 2); err != nil || n != 7 {
+		t.Fatalf("instance %d (%v); want our own 7", n, err)
+	}
+	// None left: the error names the one passed over.
+	unlock30, err := LockMachine(NewLayoutFor(other, MaxInstance), "rehearsal up")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock30()
+	if _, _, err := FreeInstance(ours, MaxInstance, 2); err == nil || !strings.Contains(err.Error(), "no free rehearsal instance") || !strings.Contains(err.Error(), "rehearsal up") {
+		t.Errorf("only %d, held: %v", MaxInstance, err)
+	}
+	if _, _, err := FreeInstance(ours, 0, 1); err == nil {
+		t.Error("instance 0 (make rehearsal's) offered to the e2e")
+	}
+}

@@ -19,7 +19,10 @@ import (
 // names the one whose inspect never answers.
 func TestReadNode(t *testing.T) {
 	defer func(b time.Duration) { InspectBound = b }(InspectBound)
-	InspectBound = 500 * time.Millisecond
+	// Long enough for the docker CLI to start and send the hung inspect
+	// on a loaded machine: at 500 ms, with builds beside it, the CLI had
+	// not reached the engine when it was stopped (one inspect seen).
+	InspectBound = 2 * time.Second
 	sock := filepath.Join(t.TempDir(), "docker.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {

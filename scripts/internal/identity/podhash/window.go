@@ -10,18 +10,19 @@ import (
 	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
-// windowSeries is the shared series with which a patched kubelet of the
-// road 1.11 -> 1.18 keeps the containers any kubelet of that road started
-// (overlay container-hash-k111: it writes its own release's hash and
-// accepts every other's).
+// windowSeries is the shared series with which a patched kubelet of
+// 1.10 .. 1.18 keeps the containers any kubelet of the road 1.7 -> 1.18
+// started (overlay container-hash-k111: it writes its own release's hash
+// and accepts every other's; a container keeps the hash of the kubelet
+// that started it, however many switches later).
 const windowSeries = "container-hash-k111"
 
-// onRoad says whether r is a release of the road 1.11 .. 1.18, across the
+// onRoad says whether r is a release of the road 1.7 .. 1.18, across the
 // go-spew -> JSON hash boundary.
 func onRoad(r *matrix.Release) bool { return inMinors(r, roadFirst, roadLast) }
 
 // The road's minors: the container hash window of container-hash-k111.
-const roadFirst, roadLast = 11, 18
+const roadFirst, roadLast = 7, 18
 
 func hasWindow(r *matrix.Release) bool { return slices.Contains(r.Series.SharedFixes, windowSeries) }
 

@@ -7,16 +7,17 @@ import (
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 )
 
-// What the kubelets of 1.11 .. 1.18 stored for the field report's container
+// What the kubelets of 1.7 .. 1.18 stored for the field report's container
 // (seeds/000), measured with real kubelets: 1.9 .. 1.13 alike, 1.14 and
 // 1.15 alike, 1.16 .. 1.23 alike.
-var windowStored = map[string]uint64{"1.11": 1428860573, "1.12": 1428860573, "1.13": 1428860573, "1.14": 2624730211, "1.15": 2624730211, "1.16": 2410530665, "1.17": 2410530665, "1.18": 2410530665}
+var windowStored = map[string]uint64{"1.7": 1559107639, "1.8": 77704989, "1.9": 1428860573, "1.10": 1428860573, "1.11": 1428860573, "1.12": 1428860573, "1.13": 1428860573, "1.14": 2624730211, "1.15": 2624730211, "1.16": 2410530665, "1.17": 2410530665, "1.18": 2410530665}
 
 // The field report's container with a securityContext (runAsUser 1000),
-// which 1.12 (SecurityContext.ProcMount), 1.14 and 1.15 print differently:
-// what each release's vanilla build computes for it (its own decoder and
-// HashContainer, in its cmd/podhash), 1.12 and 1.13 alike.
-var windowStoredSecured = map[string]uint64{"1.11": 2727791915, "1.12": 1792574786, "1.13": 1792574786, "1.14": 360577764}
+// which 1.8 (AllowPrivilegeEscalation), 1.10 (RunAsGroup), 1.12
+// (ProcMount), 1.14 and 1.15 print differently: what each release's
+// vanilla build computes for it (its own decoder and HashContainer, in
+// its cmd/podhash), 1.10 and 1.11 alike, 1.12 and 1.13 alike.
+var windowStoredSecured = map[string]uint64{"1.7": 3840010277, "1.9": 539021586, "1.10": 2727791915, "1.11": 2727791915, "1.12": 1792574786, "1.13": 1792574786, "1.14": 360577764}
 
 func windowSecured() *v1.Container {
 	c := windowFieldReport()
@@ -38,7 +39,7 @@ func windowFieldReport() *v1.Container {
 	}
 }
 
-// A container any kubelet of 1.11 .. 1.18 started is unchanged for this
+// A container any kubelet of 1.7 .. 1.18 started is unchanged for this
 // one: computePodActions must not kill it (the vanilla kubelet kills those
 // of every release whose hash differs from its own). A new image or new
 // arguments are a change, whoever started it.

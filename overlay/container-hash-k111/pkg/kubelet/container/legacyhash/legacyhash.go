@@ -1,4 +1,4 @@
-// Package legacyhash computes container hashes as the kubelets of 1.11 to
+// Package legacyhash computes container hashes as the kubelets of 1.7 to
 // 1.18 computed them, so switching a node's kubelet among them, up or
 // down, does not kill and recreate its running containers.
 //
@@ -6,16 +6,17 @@
 // recreates the container when the hash of the desired spec differs. The
 // hash is fnv32a over a go-spew dump of v1.Container up to 1.15 and over
 // the dump of its JSON from 1.16 (kubernetes#57741), so it changes when a
-// release adds a field to the Container type graph (1.12
-// SecurityContext.ProcMount, 1.14 VolumeMount.SubPathExpr, 1.15
-// SecurityContext.WindowsOptions) and for
+// release adds a field to the Container type graph (1.8
+// VolumeMount.MountPropagation, 1.9 Container.VolumeDevices, 1.10
+// SecurityContext.RunAsGroup, 1.12 SecurityContext.ProcMount, 1.14
+// VolumeMount.SubPathExpr, 1.15 SecurityContext.WindowsOptions) and for
 // every container at 1.16, although nothing about the container changed.
 // A pod's container spec is immutable in the API except its image, and a
 // kubelet drops the fields it does not know when it decodes a pod; so the
 // hash another kubelet stored is the hash of the spec projected onto that
 // kubelet's schema. The schemas (generated from each release's own source)
-// live in the legacy-types overlay (1.11's beside this package, in
-// legacytypes/v111); schemas.go names the window's.
+// live in the legacy-types overlay (1.9's and 1.11's beside this package,
+// in legacytypes/v19 and v111); schemas.go names the window's.
 //
 // This kubelet writes its own release's hash, so a later switch to that
 // release's official kubelet recreates nothing; it accepts the hash of

@@ -18,6 +18,9 @@ import (
 	v114 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v114/v1"
 	v115 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v115/v1"
 	v116 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v116/v1"
+	v17 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v17/v1"
+	v18 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v18/v1"
+	v19 "k8s.io/kubernetes/pkg/kubelet/legacytypes/v19/v1"
 )
 
 // fieldReport is the container of the field report (seeds/000).
@@ -35,9 +38,13 @@ func fieldReport() *v1.Container {
 }
 
 // fieldReportHashes are what the kubelets of each release stored for the
-// field report's container, measured with real kubelets (1.9 .. 1.13,
-// 1.14 and 1.15, 1.16 .. 1.23 alike).
-var fieldReportHashes = map[string]uint64{"1.11": 1428860573, "1.13": 1428860573, "1.14": 2624730211, "1.15": 2624730211, "1.16": 2410530665}
+// field report's container, measured with real kubelets (1.7 official
+// and rebuilt alike, as 1.8's: it holds no quantity; 1.9 .. 1.13, 1.14
+// and 1.15, 1.16 .. 1.23 alike).
+var fieldReportHashes = map[string]uint64{
+	"1.7": 1559107639, "1.7+newergo": 1559107639, "1.8": 77704989, "1.8+newergo": 77704989,
+	"1.9": 1428860573, "1.11": 1428860573, "1.13": 1428860573, "1.14": 2624730211, "1.15": 2624730211, "1.16": 2410530665,
+}
 
 func TestFieldReportUnderEverySchema(t *testing.T) {
 	c := fieldReport()
@@ -118,11 +125,14 @@ func TestRandomContainersMatchEachReleasesDecoder(t *testing.T) {
 
 // graphs are the releases' own Container types, for the oracle.
 var graphs = map[string]func() interface{}{
-	"1.11": func() interface{} { return &v111.Container{} },
-	"1.13": func() interface{} { return &v113.Container{} },
-	"1.14": func() interface{} { return &v114.Container{} },
-	"1.15": func() interface{} { return &v115.Container{} },
-	"1.16": func() interface{} { return &v116.Container{} },
+	"1.7+newergo": func() interface{} { return &v17.Container{} },
+	"1.8+newergo": func() interface{} { return &v18.Container{} },
+	"1.9":         func() interface{} { return &v19.Container{} },
+	"1.11":        func() interface{} { return &v111.Container{} },
+	"1.13":        func() interface{} { return &v113.Container{} },
+	"1.14":        func() interface{} { return &v114.Container{} },
+	"1.15":        func() interface{} { return &v115.Container{} },
+	"1.16":        func() interface{} { return &v116.Container{} },
 }
 
 // Where vanilla kubelets recreate, and where they do not: the boundaries
@@ -139,6 +149,12 @@ func TestVanillaBoundaries(t *testing.T) {
 		from, to string
 		same     bool
 	}{
+		{"a plain container", plain, "1.7+newergo", "1.8+newergo", true},
+		{"a volume mount (MountPropagation)", mounted, "1.7+newergo", "1.8+newergo", false},
+		{"a plain container (VolumeDevices)", plain, "1.8+newergo", "1.9", false},
+		{"a plain container", plain, "1.9", "1.11", true},
+		{"a volume mount", mounted, "1.9", "1.11", true},
+		{"a securityContext (RunAsGroup, 1.10)", secured, "1.9", "1.11", false},
 		{"a plain container", plain, "1.11", "1.13", true},
 		{"a volume mount", mounted, "1.11", "1.13", true},
 		{"a securityContext (ProcMount, 1.12)", secured, "1.11", "1.13", false},

@@ -18,18 +18,18 @@ func TestCheckedWithCoversTheWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The container hash road (1.7..1.18: 1.7.16 stands in).
+	hashRoad := []string{"1.7.5", "1.8.15", "1.9.11", "1.10.13", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6"}
 	for only, want := range map[string][]string{
 		// The road's UIDs (1.13..1.20), 1.13.12's UID baseline, the neighbour after.
 		"1.20.15": {"1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6", "1.19.16", "1.20.15", "1.21.14"},
 		// 1.20 .. 1.23's UIDs, which hold its neighbours.
 		"1.22.17": {"1.20.15", "1.21.14", "1.22.17", "1.23.17"},
-		// The container hash road (1.7..1.18: 1.7.16 stands in), 1.11
-		// and 1.12's UIDs.
-		"1.11.10": {"1.7.5", "1.8.15", "1.9.11", "1.10.13", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6"},
+		// The container hash road, which holds 1.11's and 1.12's UIDs.
+		"1.11.10": hashRoad,
 		// No window: the neighbours and baselines only.
-		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.10.13"},
-		// The container hash road, as for 1.11.10.
-		"1.10.13": {"1.7.5", "1.8.15", "1.9.11", "1.10.13", "1.11.10", "1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6"},
+		"1.9.11":  {"1.7.5", "1.8.15", "1.9.11", "1.10.13"},
+		"1.10.13": hashRoad,
 	} {
 		set := checkedWith(m, []string{only})
 		var got []string // in the matrix's order

@@ -248,7 +248,7 @@ $(TOOLCHAIN):
 
 .PHONY: hash-schemas
 LEGACY_TYPES := overlay/legacy-types/pkg/kubelet/legacytypes
-hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.9..1.11 and 1.13..1.16 (1.10's: 1.11's too; 1.13's: 1.12's; 1.16's: 1.17's and 1.18's; 1.9's and 1.11's in the overlay that alone uses them, container-hash-k111, 1.10's in k19-fixes', so that adding them changed no other release's inputs), and the internal Pod graphs of 1.12..1.16, 1.18 and 1.20..1.25 (static pod UIDs; all but 1.12's with their meta/v1: 1.24 renames ObjectMeta.ClusterName, 1.25 drops it), from those releases' trees
+hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container hash, static pod UID), as Go >= 1.9 and as the official go1.8.3 builds print them, the Container graphs of 1.9..1.11 and 1.13..1.16 (1.10's: 1.11's too; 1.13's: 1.12's; 1.16's: 1.17's and 1.18's; 1.9's and 1.11's in the overlay that alone uses them, container-hash-k111, 1.10's in k19-fixes', so that adding them changed no other release's inputs), and the internal Pod graphs of 1.9..1.16, 1.18 and 1.20..1.25 (static pod UIDs; 1.9's, 1.10's and 1.11's in static-pod-uid-graphs-k19, which 1.9.11..1.12.10 alone carry; all from 1.13 with their meta/v1: 1.24 renames ObjectMeta.ClusterName, 1.25 drops it), from those releases' trees
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --out $(LEGACY_TYPES)/v17/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema container-official --out $(LEGACY_TYPES)/v17/official/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.7.5 --schema internal-pod --out $(LEGACY_TYPES)/v17/api/types.go
@@ -263,6 +263,9 @@ hash-schemas: $(TOOLCHAIN) ## Regenerate 1.7's and 1.8's type graphs (container 
 	@$(CLI) gen-hash-schema --module-version v1.9.11 --out overlay/container-hash-k111/pkg/kubelet/legacytypes/v19/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.10.13 --out overlay/k19-fixes/pkg/kubelet/legacytypes/v110/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.11.10 --out overlay/container-hash-k111/pkg/kubelet/legacytypes/v111/v1/types.go
+	@$(CLI) gen-hash-schema --module-version v1.9.11 --schema internal-core-pod --out overlay/static-pod-uid-graphs-k19/pkg/kubelet/legacytypes/v19/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.10.13 --schema internal-core-pod --out overlay/static-pod-uid-graphs-k19/pkg/kubelet/legacytypes/v110/core/types.go
+	@$(CLI) gen-hash-schema --module-version v1.11.10 --schema internal-core-pod --out overlay/static-pod-uid-graphs-k19/pkg/kubelet/legacytypes/v111/core/types.go
 	@$(CLI) gen-hash-schema --module-version v1.13.12 --out $(LEGACY_TYPES)/v113/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.14.10 --out $(LEGACY_TYPES)/v114/v1/types.go
 	@$(CLI) gen-hash-schema --module-version v1.15.12 --out $(LEGACY_TYPES)/v115/v1/types.go

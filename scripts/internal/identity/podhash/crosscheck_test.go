@@ -25,11 +25,11 @@ func TestCheckedWithCoversTheWindow(t *testing.T) {
 		"1.20.15": {"1.12.10", "1.13.12", "1.14.10", "1.15.12", "1.16.15", "1.17.17", "1.18.6", "1.19.16", "1.20.15", "1.21.14"},
 		// 1.20 .. 1.23's UIDs, which hold its neighbours.
 		"1.22.17": {"1.20.15", "1.21.14", "1.22.17", "1.23.17"},
-		// The container hash road, which holds 1.11's and 1.12's UIDs.
+		// The container hash road, which holds 1.7..1.12's UIDs.
 		"1.11.10": hashRoad,
-		// No window: the neighbours and baselines only.
-		"1.9.11":  {"1.7.5", "1.8.15", "1.9.11", "1.10.13"},
 		"1.10.13": hashRoad,
+		// The UID window 1.7..1.12 (k19-fixes knows 1.10..1.12's).
+		"1.9.11": {"1.7.5", "1.8.15", "1.9.11", "1.10.13", "1.11.10", "1.12.10"},
 	} {
 		set := checkedWith(m, []string{only})
 		var got []string // in the matrix's order

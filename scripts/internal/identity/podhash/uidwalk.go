@@ -11,16 +11,21 @@ import (
 )
 
 // uidWindows are the minor releases whose static pod UIDs a fix knows
-// (its legacyuid.Releases), with the series that carries it: 1.11 and
-// 1.12 (static-pod-uid-k111, beside the road's derivations), the road
-// 1.13 .. 1.20 (static-pod-uid-k113) and 1.20 .. 1.23
-// (static-pod-uid-k121). 1.20.15 is in both of the last and carries the
-// road's.
-var uidWindows = []uidWindowSpec{{11, 12, "static-pod-uid-k111"}, {13, 20, "static-pod-uid-k113"}, {20, 23, "static-pod-uid-k121"}}
+// (its legacyuid.Releases), with the series that carry it: 1.7 .. 1.12
+// (static-pod-uid-k111 on 1.10.13 .. 1.12.10, in place of the road's
+// derivations; k19-fixes on 1.9.11, which knows 1.10 .. 1.12's beside
+// 1.7's, 1.8's and its own), the road 1.13 .. 1.20 (static-pod-uid-k113)
+// and 1.20 .. 1.23 (static-pod-uid-k121). 1.20.15 is in both of the last
+// and carries the road's.
+var uidWindows = []uidWindowSpec{
+	{7, 12, []string{"static-pod-uid-k111", "k19-fixes"}},
+	{13, 20, []string{"static-pod-uid-k113"}},
+	{20, 23, []string{"static-pod-uid-k121"}},
+}
 
 type uidWindowSpec struct {
 	first, last int
-	series      string
+	series      []string // a release carries the fix when it has one of them
 }
 
 // releases are m's releases in the window, oldest first.
@@ -31,7 +36,15 @@ func (w uidWindowSpec) releases(m *matrix.Matrix) []*matrix.Release {
 // holds reports whether r's patched build is held to the window: r is in
 // it and carries its fix.
 func (w uidWindowSpec) holds(r *matrix.Release) bool {
-	return inMinors(r, w.first, w.last) && slices.Contains(r.Series.SharedFixes, w.series)
+	if !inMinors(r, w.first, w.last) {
+		return false
+	}
+	for _, s := range w.series {
+		if r.Series.Fixes == s || slices.Contains(r.Series.SharedFixes, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // uidWalk checks the static pod UID property of each window.

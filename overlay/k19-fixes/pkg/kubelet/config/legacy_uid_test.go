@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"io/ioutil"
 	"os"
 	"path/filepath"
@@ -100,14 +101,42 @@ func TestStaticPodUIDIsTheOfficial17s(t *testing.T) {
 	}
 }
 
+// newerUIDs is what the vanilla kubelets of 1.10.13, 1.11.10 and 1.12.10
+// derive for the test manifests, by namespace/name (testdata, written by
+// each release's own cmd/podhash; none where a release rejects one).
+func newerUIDs(t testing.TB) map[string]map[string]string {
+	data, err := ioutil.ReadFile("testdata/newer-uids.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		UIDs map[string]map[string]string `json:"uids"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("testdata/newer-uids.json: %v", err)
+	}
+	byMinor := map[string]map[string]string{}
+	for release, uids := range v.UIDs {
+		byMinor[release[:strings.LastIndex(release, ".")]] = uids
+	}
+	for _, r := range legacyuid.Newer {
+		if byMinor[r.Name] == nil {
+			t.Fatalf("testdata/newer-uids.json: no release %s", r.Name)
+		}
+	}
+	return byMinor
+}
+
 // The derivations a patched 1.9.11 knows: official 1.7 first, 1.7 built by
-// Go >= 1.9, official 1.8, 1.8 built by Go >= 1.9, 1.9's own last. The
-// native one differs from all of them for every manifest: vanilla 1.9.11
-// replaces every such pod a 1.7 or 1.8 kubelet started (the e2e's negative
-// control shows it on a node).
+// Go >= 1.9, official 1.8, 1.8 built by Go >= 1.9, 1.9's own, then those
+// of vanilla 1.10, 1.11 and 1.12. The native one differs from all of them
+// for every manifest: vanilla 1.9.11 replaces every such pod a 1.7 or 1.8
+// kubelet started (the e2e's negative control shows it on a node), or a
+// switch back from 1.10 to 1.12.
 func TestDerivations(t *testing.T) {
 	requireBaseline17(t)
 	g18 := official18(t)
+	newer := newerUIDs(t)
 	for _, g := range loadOfficial(t) {
 		pod := decodeManifest(t, g.File)
 		ds := legacyuid.Derivations(pod)
@@ -115,8 +144,19 @@ func TestDerivations(t *testing.T) {
 		legacyuid.NativeHashPod(h, pod)
 		native := hex.EncodeToString(h.Sum(nil))
 		want := []string{g.OfficialUID, g.NewerGoUID, g18[g.File].OfficialUID, g18[g.File].NewerGoUID, native}
+		names := []string{"official 1.7", "1.7 newer Go", "official 1.8", "1.8 newer Go", "native"}
+		for _, r := range legacyuid.Newer {
+			uid, ok := newer[r.Name][g.Pod]
+			if !ok {
+				// Vanilla r rejects the manifest: this build's projection
+				// stands in (no vanilla UID to compare).
+				uid = ds[len(want)].UID
+			}
+			want = append(want, uid)
+			names = append(names, "vanilla "+r.Name)
+		}
 		if got := staticuid.UIDs(ds); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: derivations %+v, want official 1.7, 1.7 newer Go, official 1.8, 1.8 newer Go, native %v", g.File, ds, want)
+			t.Errorf("%s: derivations %+v, want %s: %v", g.File, ds, strings.Join(names, ", "), want)
 		}
 		if !strings.HasPrefix(ds[0].Name, "official 1.7") {
 			t.Errorf("%s: first derivation %q", g.File, ds[0].Name)
@@ -124,19 +164,26 @@ func TestDerivations(t *testing.T) {
 	}
 }
 
-// A node runs a static pod under whichever derivation its last kubelet
-// used: the patched kubelet keeps it there.
+// A node runs a static pod under whichever derivation the kubelet that
+// started it used (1.7 to 1.12): the patched kubelet keeps it there.
 func TestStaticPodKeepsTheUIDItsSandboxRunsWith(t *testing.T) {
 	requireBaseline17(t)
 	defer staticuid.Record(nil)
 	g18 := official18(t)
+	newer := newerUIDs(t)
 	for _, g := range loadOfficial(t) {
 		ns, name, _ := strings.Cut(g.Pod, "/")
 		pod := decodeManifest(t, g.File)
 		h := md5.New()
 		legacyuid.NativeHashPod(h, pod)
 		native := hex.EncodeToString(h.Sum(nil))
-		for _, running := range []string{g.OfficialUID, g.NewerGoUID, g18[g.File].OfficialUID, g18[g.File].NewerGoUID, native} {
+		runs := []string{g.OfficialUID, g.NewerGoUID, g18[g.File].OfficialUID, g18[g.File].NewerGoUID, native}
+		for _, r := range legacyuid.Newer {
+			if uid, ok := newer[r.Name][g.Pod]; ok {
+				runs = append(runs, uid)
+			}
+		}
+		for _, running := range runs {
 			staticuid.Record([]staticuid.Sandbox{
 				{UID: "pinned-elsewhere", Namespace: ns, Name: name + "-node", Created: 9},
 				{UID: running, Namespace: ns, Name: name + "-node", Running: true, Created: 1},

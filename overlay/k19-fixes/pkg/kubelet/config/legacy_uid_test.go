@@ -119,6 +119,10 @@ func newerUIDs(t testing.TB) map[string]map[string]string {
 	for release, uids := range v.UIDs {
 		byMinor[release[:strings.LastIndex(release, ".")]] = uids
 	}
+	// Every release of the file is known, and only those.
+	if len(byMinor) != len(legacyuid.Newer) {
+		t.Fatalf("testdata/newer-uids.json has %d releases, legacyuid.Newer %d", len(byMinor), len(legacyuid.Newer))
+	}
 	for _, r := range legacyuid.Newer {
 		if byMinor[r.Name] == nil {
 			t.Fatalf("testdata/newer-uids.json: no release %s", r.Name)

@@ -5,7 +5,8 @@
 // package names ("dockershim.PodSandboxCheckpoint"), so the package name,
 // type names and field order must stay exactly 1.7's. 1.8 added
 // CheckpointData.HostNetwork (1.9 has the same type); 1.7's does not have
-// it. Shared by the 1.8.15 and 1.9.11 fixes (overlay sandbox-checkpoint).
+// it. Shared by the fixes of 1.8.15 .. 1.12.10 (overlay
+// sandbox-checkpoint-types17).
 package dockershim
 
 type Protocol string

@@ -125,7 +125,7 @@ func (c *Crosscheck) buildAll(ctx context.Context) error {
 // against: their neighbours (matrix.Neighbours) and, for a patched
 // kubelet that carries a window's fix, every release of the window, skips
 // included, with their baselines: it keeps what each of them started (the
-// road's container hashes, 1.7 .. 1.18; the static pod UIDs of 1.11 and
+// road's container hashes, 1.7 .. 1.18; the static pod UIDs of 1.7 ..
 // 1.12, 1.13 .. 1.20 and 1.20 .. 1.23). Its neighbours alone may derive as it does (1.19 and 1.20) and
 // show no bug.
 func checkedWith(m *matrix.Matrix, only []string) []string {

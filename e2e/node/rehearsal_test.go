@@ -199,7 +199,10 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 //     release (static pod UIDs change again), with the hung inspect:
 //     cadvisor's inspect still has no deadline in 1.23.17.
 //
-// And two hops of the road through the middle, without a fault:
+// And the hops of the road, without a fault:
+//   - 1.9 -> 1.10 on the 1.11.10 control plane (the newest that supports
+//     1.9 kubelets): SecurityContext.RunAsGroup changes the hash of every
+//     container with a securityContext, and the static pod UID changes.
 //   - 1.13 -> 1.14 on the 1.15.12 control plane: VolumeMount.SubPathExpr
 //     changes the hash of every container with a volume mount, and the
 //     static pod UID changes.
@@ -212,6 +215,7 @@ var _ = Describe("Rehearsal through 1.8 on kind-style nodes", Label("rehearsal-1
 //     1.24.17, and on its own dockershim again at each switch back (static
 //     pod UIDs change, nothing else).
 var (
+	_ = describeRehearsal("1.11.10", "1.9.11", "1.10.13", "")
 	_ = describeRehearsal("1.13.12", "1.12.10", "1.13.12", "hang")
 	_ = describeRehearsal("1.15.12", "1.13.12", "1.14.10", "")
 	_ = describeRehearsal("1.17.17", "1.15.12", "1.16.15", "")

@@ -181,7 +181,7 @@ func TestBaseline(t *testing.T) {
 }
 
 // The control plane's series are the vanilla build's minus the tools, plus
-// its own; the repository's 1.9.11 and 1.13.12 have a control plane.
+// its own; the repository's rehearsal control planes are the listed ones.
 func TestControlPlaneSeries(t *testing.T) {
 	s := Series{Build: "k19-build", Defaults: "secure-defaults", Tools: "podhash", Fixes: "k19-fixes", ControlPlane: "k19-control-plane"}
 	if got := s.ForControlPlane(); strings.Join(got, ",") != "k19-build,secure-defaults,k19-control-plane" {
@@ -207,7 +207,7 @@ func TestControlPlaneSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range m.Releases {
-		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.20.15", "1.22.17", "1.23.17", "1.25.16"}, r.Release) {
+		if has := r.Series.ControlPlane != ""; has != slices.Contains([]string{"1.9.11", "1.11.10", "1.13.12", "1.15.12", "1.17.17", "1.18.6", "1.20.15", "1.22.17", "1.23.17", "1.25.16"}, r.Release) {
 			t.Errorf("release %s: controlPlane %q", r.Release, r.Series.ControlPlane)
 		}
 	}

@@ -327,16 +327,16 @@ func expectEveryPodKept(ctx context.Context, from, to, cp string, extra ...strin
 	// (the largest run alone was not the bound: patched 1.19.16's orphan
 	// rehearsal failed at 19.8 s against 9.3 + 10). One whose containers
 	// were recreated is out for much longer.
-	nodeNotReady := map[string]float64{}
+	agentBound := map[string]float64{} // by node
 	for _, n := range rep.Nodes {
 		for _, r := range n.Readiness {
-			nodeNotReady[n.Name] += r.NotReadySeconds + 10
+			agentBound[n.Name] += r.NotReadySeconds + 10
 		}
 	}
 	for _, p := range rep.Pods {
 		bound := 30.0
 		if strings.HasPrefix(p.Name, "privileged-agent-") {
-			bound = nodeNotReady[p.Node]
+			bound = agentBound[p.Node]
 		}
 		Expect(p.NotReadySeconds).To(BeNumerically("<=", bound), "%s/%s was not Ready for %.0fs", p.Namespace, p.Name, p.NotReadySeconds)
 	}

@@ -111,6 +111,21 @@ engines_down() {
   # Only these: a bare wait would also wait for the cluster run.
   for n in "${pids[@]}"; do wait "$n" || true; done
 }
+# conformance_engine_running: _output/engine's pid file names a live dockerd
+# running its config (tools/engine-up.sh's test).
+conformance_engine_running() {
+  local pid
+  pid=$(cat "$root/_output/engine/dockerd.pid" 2>/dev/null) &&
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ] &&
+    tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF -- "$root/_output/engine/daemon.json"
+}
+conformance_engine=
+conformance_engine_down() {
+  [ "$conformance_engine" = ours ] || return 0
+  conformance_engine=
+  "$root/tools/engine-down.sh" >>"$out/conformance-engine-down.log" 2>&1 ||
+    { echo "e2e/run.sh: stopping the conformance engine failed (see $out/conformance-engine-down.log)" >&2; return 1; }
+}
 cleanup() {
   local n d
   # A cluster run still going (the script was interrupted) ends by its
@@ -126,6 +141,7 @@ cleanup() {
     fi
   done
   engines_down
+  conformance_engine_down || true
   rm -f "$root/e2e/node/node.test"
 }
 trap cleanup EXIT
@@ -274,6 +290,9 @@ wait_cluster
 if ((conformance)); then
   echo "==> e2e suite conformance (alone, on _output/engine)"
   s=$(date +%s) rc=0
+  # make conformance's engine (_output/engine) stays up between its runs for
+  # its images; one this run starts, it stops (a shard leaves nothing running).
+  conformance_engine_running || conformance_engine=ours
   # The [Conformance] specs of test/e2e_node (not test/e2e/common's).
   focus='\[k8s\.io\] (Container Runtime Conformance Test|Container Lifecycle Hook|MirrorPod|Kubelet) .*\[Conformance\]'
   "${toolchain[@]}" conformance-suite --release 1.9.11 >"$out/conformance-suite.log" 2>&1 &&
@@ -281,6 +300,7 @@ if ((conformance)); then
   "${toolchain[@]}" kubelet --release 1.9.11 --variant vanilla >>"$out/conformance-suite.log" 2>&1 &&
   "$root/tools/engine-up.sh" && (cd "$root/e2e" && go build -o "$root/_output/bin/conformance" ./cmd/conformance &&
     "$root/_output/bin/conformance" --compare --suite 1.9.11 --focus "$focus") 2>&1 | tee "$out/conformance.log" || rc=$?
+  conformance_engine_down || rc=1
   if [ "$rc" -eq 0 ] && grep -q 'Ran [1-9][0-9]* of' "$out/conformance.log"; then v=passed; else v=FAILED; fi
   line conformance "$v" "$(( $(date +%s) - s ))"
 fi

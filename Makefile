@@ -101,15 +101,21 @@ test: $(TOOLCHAIN) ## The presubmit's checks (docs/e2e.md, the rule): unit tests
 	$(CLI) machine check $(OUTPUT)/machine/test.json
 
 .PHONY: test-release
-test-release: $(TOOLCHAIN) ## One release's shard of make test-all: its targets built from scratch and checked against CHECKSUMS, its lock, in-tree tests and cross-checks with its neighbours, every e2e spec labelled with it (extended ones and rehearsals too), its packages: make test-release VERSION=1.9.11
-	@[ -n "$(VERSION)" ] || { echo "make test-release: VERSION=<release> is required (make releases)" >&2; exit 2; }
+# SHARD is VERSION, or VERSIONS' releases as one shard: each one's prove and
+# packages, and every spec labelled with any of them run once (their shards
+# one after another would run the specs they share once each).
+SHARD = $(strip $(or $(VERSIONS),$(VERSION)))
+comma := ,
+empty :=
+space := $(empty) $(empty)
+test-release: $(TOOLCHAIN) ## One release's shard of make test-all: its targets built from scratch and checked against CHECKSUMS, its lock, in-tree tests and cross-checks with its neighbours, every e2e spec labelled with it (extended ones and rehearsals too), its packages: make test-release VERSION=1.9.11 (or several as one, each spec once: VERSIONS="1.13.12 1.14.10")
+	@[ -n "$(SHARD)" ] || { echo "make test-release: VERSION=<release> or VERSIONS=\"<release> ...\" is required (make releases)" >&2; exit 2; }
 	scripts/prereqs.sh
 	$(CLI) machine save $(OUTPUT)/machine/test-release.json
-	$(CLI) prove --release "$(VERSION)"
-	E2E_RUN=release-$(VERSION) E2E_SPECS=release:$(VERSION) e2e/run.sh upgrade inspect-hang orphan tls rehearsal rehearsal-1.8 nodes \
-	  $$($(CLI) releases --conformance | grep -qx "$(VERSION)" && echo conformance)
-	$(MAKE) --no-print-directory package VERSION=$(VERSION)
-	$(MAKE) --no-print-directory check-package VERSION=$(VERSION)
+	for v in $(SHARD); do $(CLI) prove --release "$$v" || exit 1; done
+	E2E_RUN=release-$(subst $(space),-,$(SHARD)) E2E_SPECS=release:$(subst $(space),$(comma),$(SHARD)) e2e/run.sh upgrade inspect-hang orphan tls rehearsal rehearsal-1.8 nodes \
+	  $$($(CLI) releases --conformance | grep -qxF $(addprefix -e ,$(SHARD)) && echo conformance)
+	for v in $(SHARD); do $(MAKE) --no-print-directory package VERSION=$$v && $(MAKE) --no-print-directory check-package VERSION=$$v || exit 1; done
 	$(CLI) machine check $(OUTPUT)/machine/test-release.json
 
 .PHONY: test-all
@@ -138,7 +144,7 @@ verify: $(TOOLCHAIN) ## Apply every series to every release mapped to it and com
 	@$(CLI) verify
 
 .PHONY: e2e
-e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds what the chosen specs run; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|release:<release>|extended|all] [E2E_PROCS=n] [E2E_RUN=name]
+e2e: $(TOOLCHAIN) ## Node e2e on real Docker Engines, specs side by side (builds what the chosen specs run; engines per process): make e2e [FOCUS="suite ..." of upgrade inspect-hang orphan nodes rehearsal tls rehearsal-1.8 conformance] [E2E_SPECS=ci|release:<release>[,<release>...]|extended|all] [E2E_PROCS=n] [E2E_RUN=name]
 	@scripts/prereqs.sh
 	e2e/run.sh $(FOCUS)
 

@@ -33,9 +33,9 @@
 # E2E_SPECS picks specs within the Ginkgo suites by their labels
 # (docs/e2e.md, the rule): ci (default: the seeds' own specs and those of
 # every build target whose inputs differ from CHECKSUMS.inputs, without
-# "extended"), release:<release> (every spec labelled with that release's
-# kubelet or control plane: make test-release), extended (only those) or
-# all; E2E_FOCUS, when set, only the specs whose text matches it (Ginkgo's
+# "extended"), release:<release>[,<release>...] (every spec labelled with
+# one of those releases' kubelets or control planes: make test-release),
+# extended (only those) or all; E2E_FOCUS, when set, only the specs whose text matches it (Ginkgo's
 # --focus). Before the run, a Ginkgo dry run lists the selected specs and
 # `toolchain e2e-targets` builds the kubelets and control planes they are
 # labelled with (and the nodes suite's), each checked against CHECKSUMS,

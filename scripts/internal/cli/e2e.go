@@ -125,7 +125,7 @@ func newE2ETargetsCmd(s Streams, g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&specs, "filter", "", "E2E_SPECS: ci, extended, all or release:<release>")
+	cmd.Flags().StringVar(&specs, "filter", "", "E2E_SPECS: ci, extended, all or release:<release>[,<release>...]")
 	cmd.Flags().StringVar(&report, "report", "", "a Ginkgo --dry-run --json-report of the specs to run")
 	cmd.Flags().StringSliceVar(&suites, "suites", nil, "with --report: print those of these suites (labels) that some of the dry run's specs carry, and build nothing")
 	cmd.Flags().StringSliceVar(&also, "also", nil, "labels of targets to build besides the specs' (kubelet:<release>, control-plane:<release>): the nodes suite's")
@@ -134,7 +134,8 @@ func newE2ETargetsCmd(s Streams, g *globals) *cobra.Command {
 
 // labelFilter is E2E_SPECS as a Ginkgo label filter. ci: the seeds' specs
 // and the (not extended) specs of every kubelet and control plane whose
-// inputs differ from CHECKSUMS.inputs; release:X every spec naming X.
+// inputs differ from CHECKSUMS.inputs; release:X every spec naming X,
+// release:X,Y every spec naming either (several shards as one run).
 func labelFilter(cmd *cobra.Command, m *matrix.Matrix, specs string) (string, error) {
 	anyOf := func(kubelets, cps []string) string {
 		var or []string
@@ -166,13 +167,15 @@ func labelFilter(cmd *cobra.Command, m *matrix.Matrix, specs string) (string, er
 	case specs == "all":
 		return "", nil
 	case strings.HasPrefix(specs, "release:"):
-		name := strings.TrimPrefix(specs, "release:")
-		if _, err := m.Lookup(name); err != nil {
-			return "", badInput(fmt.Errorf("E2E_SPECS=%s: %w", specs, err))
+		names := strings.Split(strings.TrimPrefix(specs, "release:"), ",")
+		for _, name := range names {
+			if _, err := m.Lookup(name); err != nil {
+				return "", badInput(fmt.Errorf("E2E_SPECS=%s: %w", specs, err))
+			}
 		}
-		return anyOf([]string{name}, []string{name}), nil
+		return anyOf(names, names), nil
 	}
-	return "", badInput(fmt.Errorf("E2E_SPECS=%s: want ci, extended, all or release:<release>", specs))
+	return "", badInput(fmt.Errorf("E2E_SPECS=%s: want ci, extended, all or release:<release>[,<release>...]", specs))
 }
 
 // reportTargets reads the kubelet and control plane labels of the specs a

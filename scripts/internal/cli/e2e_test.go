@@ -4,7 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"kubelet-toolchain/scripts/internal/base/matrix"
 )
 
 func TestReportTargets(t *testing.T) {
@@ -34,5 +37,35 @@ func TestReportTargets(t *testing.T) {
 	}
 	if _, _, err := reportTargets(path); err == nil {
 		t.Error("a report that is not JSON was read")
+	}
+}
+
+// E2E_SPECS=release:X,Y is several shards as one run: the specs naming
+// any of them, and a release the matrix does not hold is refused by name.
+func TestLabelFilterReleases(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := matrix.Load(filepath.Join(root, "versions.yaml"), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := labelFilter(nil, m, "release:1.13.12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kubelet: containsAny {1.13.12} || control-plane: containsAny {1.13.12}"; one != want {
+		t.Errorf("release:1.13.12 is %q, want %q", one, want)
+	}
+	two, err := labelFilter(nil, m, "release:1.13.12,1.14.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "kubelet: containsAny {1.13.12, 1.14.10} || control-plane: containsAny {1.13.12, 1.14.10}"; two != want {
+		t.Errorf("release:1.13.12,1.14.10 is %q, want %q", two, want)
+	}
+	if _, err := labelFilter(nil, m, "release:1.13.12,1.99.0"); err == nil || !strings.Contains(err.Error(), "1.99.0") {
+		t.Errorf("release:1.13.12,1.99.0: error %v, want one naming 1.99.0", err)
 	}
 }

@@ -35,8 +35,8 @@
 # every build target whose inputs differ from CHECKSUMS.inputs, without
 # "extended"), release:<release>[,<release>...] (every spec labelled with
 # one of those releases' kubelets or control planes: make test-release),
-# extended (only those) or all; E2E_FOCUS, when set, only the specs whose text matches it (Ginkgo's
-# --focus). Before the run, a Ginkgo dry run lists the selected specs and
+# extended (only those) or all; E2E_FOCUS, when set, only the specs whose
+# text matches it (Ginkgo's --focus). Before the run, a Ginkgo dry run lists the selected specs and
 # `toolchain e2e-targets` builds the kubelets and control planes they are
 # labelled with (and the nodes suite's), each checked against CHECKSUMS,
 # and with a control plane the nodes' image root filesystem (mmdebstrap,

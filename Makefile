@@ -87,7 +87,7 @@ releases: $(TOOLCHAIN) ## List the pinned releases
 .PHONY: test
 test: $(TOOLCHAIN) ## The presubmit's checks (docs/e2e.md, the rule): unit tests, vet, gofmt; every build target whose inputs differ from CHECKSUMS.inputs built, checked against CHECKSUMS, its lock, in-tree tests and cross-checks (toolchain prove --changed); the TLS suite
 	scripts/prereqs.sh
-	$(CLI) machine save $(OUTPUT)/machine/test.json
+	$(CLI) machine save --under $(abspath $(OUTPUT)) $(OUTPUT)/machine/test.json
 	@unformatted="$$(gofmt -l scripts tools e2e)"; test -z "$$unformatted" || { echo "not gofmt-ed: $$unformatted" >&2; exit 1; }
 # -count=1: go test caches a result without tracking files outside the
 # module (versions.yaml, locks/, patches/), so a cached pass could hide
@@ -111,7 +111,7 @@ space := $(empty) $(empty)
 test-release: $(TOOLCHAIN) ## One release's shard of make test-all: its targets built from scratch and checked against CHECKSUMS, its lock, in-tree tests and cross-checks with its neighbours, every e2e spec labelled with it (extended ones and rehearsals too), its packages: make test-release VERSION=1.9.11 (or several as one, each spec once: VERSIONS="1.13.12 1.14.10")
 	@[ -n "$(SHARD)" ] || { echo "make test-release: VERSION=<release> or VERSIONS=\"<release> ...\" is required (make releases)" >&2; exit 2; }
 	scripts/prereqs.sh
-	$(CLI) machine save $(OUTPUT)/machine/test-release.json
+	$(CLI) machine save --under $(abspath $(OUTPUT)) $(OUTPUT)/machine/test-release.json
 	for v in $(SHARD); do $(CLI) prove --release "$$v" || exit 1; done
 	E2E_RUN=release-$(subst $(space),-,$(SHARD)) E2E_SPECS=release:$(subst $(space),$(comma),$(SHARD)) e2e/run.sh upgrade inspect-hang orphan tls rehearsal rehearsal-1.8 nodes \
 	  $$($(CLI) releases --conformance | grep -qxF $(addprefix -e ,$(SHARD)) && echo conformance)

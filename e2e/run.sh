@@ -50,7 +50,9 @@
 # The machine's kernel settings and loaded modules are recorded once
 # before all suites and checked once after them (toolchain machine): no
 # suite's change can hide in, or fail, another's check. Every suite's
-# kubelet writes its kernel settings into shadows of its node's own.
+# kubelet writes its kernel settings into shadows of its node's own. The
+# processes and mounts under _output are recorded too, and checked after
+# this run has stopped its engines: whatever a spec left there fails it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/_output/e2e/${E2E_RUN:-local}"
@@ -146,7 +148,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"${toolchain[@]}" machine save "$out/machine.json"
+"${toolchain[@]}" machine save --under "$root/_output" "$out/machine.json"
 summary=() failed=0
 line() { summary+=("$(printf '%-14s %s  %4ds  %s' "$1" "$2" "$3" "${4:-}")"); [ "$2" = passed ] || failed=1; }
 
@@ -305,7 +307,14 @@ if ((conformance)); then
   line conformance "$v" "$(( $(date +%s) - s ))"
 fi
 
-"${toolchain[@]}" machine check "$out/machine.json" 2>&1 | tee -a "$out/machine.log" || { failed=1; summary+=("machine check FAILED: the kernel settings or modules changed (see above)"); }
+# Stop what this run started, then check: a process or mount still under
+# _output is one a spec or suite left behind.
+trap - EXIT
+cleanup
+# (No pipe: a tee writing under _output would be a process there.)
+mc=0 check=$("${toolchain[@]}" machine check "$out/machine.json" 2>&1) || mc=$?
+printf '%s\n' "$check" | tee -a "$out/machine.log"
+((mc == 0)) || { failed=1; summary+=("machine check FAILED: a kernel setting or module changed, or something was left running or mounted under _output (see above)"); }
 echo "==> e2e summary after $(( $(date +%s) - start ))s (reports and kubelet logs under _output/e2e/)"
 printf '  %s\n' "${summary[@]}"
 exit $failed

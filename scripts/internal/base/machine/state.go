@@ -4,7 +4,9 @@
 // leave the machine as they found it. Kubelets and kube-proxy write
 // vm.overcommit_memory, kernel.panic & co at start; ours see shadow files
 // instead (scripts/node/shadow-sysctls.sh), and this is the check that a
-// write reaching the machine does not go unnoticed.
+// write reaching the machine does not go unnoticed. A record can also hold
+// what runs or is mounted under a checkout's _output (held.go): a suite
+// must stop and unmount what it started there.
 package machine
 
 import (
@@ -28,6 +30,11 @@ type State struct {
 	// Modules lists the loaded modules; nil when the kernel has no module
 	// support (no /proc/modules: everything is built in).
 	Modules []string `json:"modules"`
+	// Under, when set, is the directory whose processes and mounts were
+	// recorded too (ReadHeld): what a suite leaves there is a change.
+	Under     string    `json:"under,omitempty"`
+	Processes []Process `json:"processes,omitempty"`
+	Mounts    []string  `json:"mounts,omitempty"`
 }
 
 // Read records the kernel settings under procRoot (normally "/proc").
@@ -153,6 +160,7 @@ func Compare(before, after *State, allowed []string) []Change {
 			}
 		}
 	}
+	out = append(out, leftovers(before, after)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }

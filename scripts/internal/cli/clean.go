@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,9 +48,9 @@ func newCleanCmd(s Streams, g *globals) *cobra.Command {
 
 // cleanable refuses to remove out while something lives in it: a mount
 // point at or below it (deleting through a kubelet's bind mounts reaches
-// the files they expose), or a live process working in it or naming it on
-// its command line (our dockerd, containerd, etcd, API server, kubelets,
-// and builds: go, compile, link).
+// the files they expose), or a live process running from, working in or
+// naming it (fsutil.ProcessesUnder: our dockerd, containerd, etcd, API
+// server, kubelets, and builds: go, compile, link).
 func cleanable(out string, mountinfo []byte, proc string) error {
 	var problems []string
 	if mounts := fsutil.MountsUnder(mountinfo, out); len(mounts) > 0 {
@@ -61,23 +60,9 @@ func cleanable(out string, mountinfo []byte, proc string) error {
 		}
 		problems = append(problems, fmt.Sprintf("%d mounts under it (%s); make rehearsal-down and tools/engine-down.sh remove ours", len(mounts), strings.Join(shown, ", ")))
 	}
-	entries, _ := os.ReadDir(proc)
-	self := strconv.Itoa(os.Getpid())
 	var procs []string
-	for _, e := range entries {
-		pid := e.Name()
-		if _, err := strconv.Atoi(pid); err != nil || pid == self {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join(proc, pid, "cmdline"))
-		if err != nil || len(cmdline) == 0 {
-			continue
-		}
-		cwd, _ := os.Readlink(filepath.Join(proc, pid, "cwd"))
-		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
-		if strings.Contains(string(cmdline), out) || cwd == out || strings.HasPrefix(cwd, out+"/") {
-			procs = append(procs, fmt.Sprintf("pid %s (%s)", pid, filepath.Base(args[0])))
-		}
+	for _, h := range fsutil.ProcessesUnder(proc, out, map[int]bool{os.Getpid(): true}) {
+		procs = append(procs, fmt.Sprintf("pid %d (%s)", h.PID, filepath.Base(h.Args[0])))
 	}
 	if len(procs) > 0 {
 		shown := procs

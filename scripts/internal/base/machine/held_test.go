@@ -93,11 +93,3 @@ func TestHeldSkipsItsCaller(t *testing.T) {
 		t.Errorf("a relative directory was accepted")
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{`/a/b`: `/a/b`, `/a\040b`: `/a b`, `/a\134b`: `/a\b`, `/a\04`: `/a\04`} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

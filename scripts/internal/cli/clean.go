@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"kubelet-toolchain/scripts/internal/base/fsutil"
+	"kubelet-toolchain/scripts/internal/base/machine"
 )
 
 func newCleanCmd(s Streams, g *globals) *cobra.Command {
@@ -49,7 +50,7 @@ func newCleanCmd(s Streams, g *globals) *cobra.Command {
 // cleanable refuses to remove out while something lives in it: a mount
 // point at or below it (deleting through a kubelet's bind mounts reaches
 // the files they expose), or a live process running from, working in or
-// naming it (fsutil.ProcessesUnder: our dockerd, containerd, etcd, API
+// naming it (machine.ProcessesUnder: our dockerd, containerd, etcd, API
 // server, kubelets, and builds: go, compile, link).
 func cleanable(out string, mountinfo []byte, proc string) error {
 	var problems []string
@@ -61,7 +62,7 @@ func cleanable(out string, mountinfo []byte, proc string) error {
 		problems = append(problems, fmt.Sprintf("%d mounts under it (%s); make rehearsal-down and tools/engine-down.sh remove ours", len(mounts), strings.Join(shown, ", ")))
 	}
 	var procs []string
-	for _, h := range fsutil.ProcessesUnder(proc, out, map[int]bool{os.Getpid(): true}) {
+	for _, h := range machine.ProcessesUnder(proc, out, map[int]bool{os.Getpid(): true}) {
 		procs = append(procs, fmt.Sprintf("pid %d (%s)", h.PID, filepath.Base(h.Args[0])))
 	}
 	if len(procs) > 0 {

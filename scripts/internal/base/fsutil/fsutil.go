@@ -1,7 +1,6 @@
 // Package fsutil holds the few file operations the build needs to be
 // crash-safe: copying module files out of the read-only module cache and
-// replacing a directory in one rename; and what holds a directory (the
-// mounts and processes under it) before it is removed or after a suite.
+// replacing a directory in one rename.
 package fsutil
 
 import (

@@ -11,7 +11,7 @@ import (
 )
 
 // Process is one process that holds something under the recorded
-// directory (fsutil.ProcessesUnder).
+// directory (ProcessesUnder).
 type Process struct {
 	PID int `json:"pid"`
 	// Start is its start time: with the pid, what tells a process from a
@@ -38,7 +38,7 @@ func (s *State) ReadHeld(procRoot, dir string) error {
 		return err
 	}
 	s.Under, s.Processes, s.Mounts = dir, []Process{}, fsutil.MountsUnder(mountinfo, dir)
-	for _, h := range fsutil.ProcessesUnder(procRoot, dir, fsutil.Ancestors(procRoot)) {
+	for _, h := range ProcessesUnder(procRoot, dir, Ancestors(procRoot)) {
 		line := strings.Join(h.Args, " ")
 		if len(line) > 200 {
 			line = line[:200] + "..."
